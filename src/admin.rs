@@ -1,0 +1,92 @@
+//! `agentic-api admin ...`: validates, writes, prints exactly one JSON object.
+
+use sea_orm::DatabaseConnection;
+use serde_json::{Value, json};
+
+use crate::auth::tenancy::{self, NewAccount, NewLine, NewUser, TenancyError};
+use crate::cli::AdminCommand;
+use crate::config::Config;
+
+pub async fn run(
+    db: &DatabaseConnection,
+    config: &Config,
+    cmd: AdminCommand,
+) -> Result<Value, TenancyError> {
+    Ok(match cmd {
+        AdminCommand::CreateAccount {
+            name,
+            phone_lines,
+            no_assistant,
+            no_shared_conversations,
+        } => {
+            let id = tenancy::create_account(
+                db,
+                NewAccount {
+                    name,
+                    phone_lines,
+                    assistant: !no_assistant,
+                    shared_conversations: !no_shared_conversations,
+                },
+            )
+            .await?;
+            json!({ "accountId": id })
+        }
+        AdminCommand::CreateUser {
+            account,
+            email,
+            name,
+            role,
+            password,
+        } => {
+            let id = tenancy::create_user(
+                db,
+                NewUser {
+                    account_id: account,
+                    email,
+                    name,
+                    role,
+                    password,
+                },
+            )
+            .await?;
+            json!({ "userId": id })
+        }
+        AdminCommand::CreateApiKey { user, permissions } => {
+            let user: i64 = user
+                .parse()
+                .map_err(|_| TenancyError::Invalid(format!("unknown user '{user}'")))?;
+            let key = tenancy::create_api_key(db, user, &permissions).await?;
+            json!({ "apiKey": key })
+        }
+        AdminCommand::RevokeApiKey { key } => {
+            tenancy::revoke_api_key(db, &key).await?;
+            json!({ "revoked": true })
+        }
+        AdminCommand::ProvisionLine {
+            account,
+            number,
+            kind,
+            rcs_agent_verified,
+            messaging_profile,
+            inactive,
+        } => {
+            let id = tenancy::provision_line(
+                db,
+                NewLine {
+                    account_id: account,
+                    number,
+                    kind,
+                    rcs_agent_verified,
+                    messaging_profile,
+                    inactive,
+                },
+            )
+            .await?;
+            json!({ "endpointId": id.to_string() })
+        }
+        AdminCommand::RegisterStorefront { name, url } => {
+            let id = tenancy::register_storefront(db, &name, &url, config.url_policy()).await?;
+            json!({ "storefrontId": id })
+        }
+    })
+}

@@ -1,0 +1,132 @@
+//! Builds the HTTP application from each domain's `configure`, binds the
+//! listener (port 0 allowed) and exposes the real port.
+
+use std::net::TcpListener;
+use std::time::Duration;
+
+use actix_web::dev::{Server, ServerHandle};
+use actix_web::middleware::{ErrorHandlers, from_fn};
+use actix_web::{App, HttpServer, web};
+use anyhow::Context;
+use sea_orm::DatabaseConnection;
+use tracing_actix_web::TracingLogger;
+use utoipa::OpenApi;
+use utoipa_actix_web::service_config::ServiceConfig;
+use utoipa_actix_web::{AppExt, scope};
+
+use crate::config::Config;
+use crate::error::ApiError;
+use crate::http::fallback::{self, RouteTable};
+use crate::http::json::{BodyLimit, DEFAULT_BODY_LIMIT};
+use crate::http::middleware;
+use crate::openapi::{ApiDoc, OpenApiJson};
+use crate::state::AppState;
+use crate::{auth, health, openapi};
+
+/// Every route under `/api/v2`, domain by domain.
+pub fn api_v2(cfg: &mut ServiceConfig) {
+    auth::routes::configure(cfg);
+    cfg.service(openapi::openapi_json);
+}
+
+/// The OpenAPI document of every registered route.
+pub fn openapi_document() -> utoipa::openapi::OpenApi {
+    let (_, doc) = App::new()
+        .into_utoipa_app()
+        .openapi(ApiDoc::openapi())
+        .configure(health::configure)
+        .service(scope("/api/v2").configure(api_v2))
+        .split_for_parts();
+    doc
+}
+
+pub struct Application {
+    port: u16,
+    server: Server,
+    state: AppState,
+}
+
+impl Application {
+    /// Connects, migrates and binds.
+    pub async fn build(config: Config) -> anyhow::Result<Self> {
+        let db = crate::db::connect(&config.database_url).await?;
+        crate::db::migrate(&db).await?;
+        Self::build_with_db(config, db).await
+    }
+
+    pub async fn build_with_db(config: Config, db: DatabaseConnection) -> anyhow::Result<Self> {
+        let listener = TcpListener::bind(&config.bind)
+            .with_context(|| format!("cannot bind {}", config.bind))?;
+        let addr = listener.local_addr()?;
+        let state = AppState::new(db, config, addr);
+        let doc = openapi_document();
+        let table = web::Data::new(RouteTable::from_openapi(&doc));
+        let doc = web::Data::new(OpenApiJson(serde_json::to_vec(&doc)?));
+        let data = web::Data::new(state.clone());
+
+        let limits = state.limits.clone();
+        actix_rt::spawn(async move {
+            let mut tick = tokio::time::interval(Duration::from_secs(60));
+            loop {
+                tick.tick().await;
+                limits.general.sweep();
+                limits.auth.sweep();
+            }
+        });
+
+        let server = HttpServer::new(move || {
+            App::new()
+                .app_data(data.clone())
+                .app_data(doc.clone())
+                .app_data(table.clone())
+                .app_data(BodyLimit(DEFAULT_BODY_LIMIT))
+                .app_data(
+                    web::PathConfig::default()
+                        .error_handler(|e, _| ApiError::invalid("path", e.to_string()).into()),
+                )
+                .app_data(
+                    web::QueryConfig::default()
+                        .error_handler(|e, _| ApiError::invalid("query", e.to_string()).into()),
+                )
+                .app_data(
+                    web::JsonConfig::default()
+                        .limit(DEFAULT_BODY_LIMIT)
+                        .error_handler(|e, _| ApiError::invalid("", e.to_string()).into()),
+                )
+                .wrap(from_fn(middleware::rate_limit))
+                .wrap(ErrorHandlers::new().default_handler(middleware::envelope_errors))
+                .wrap(from_fn(middleware::request_id))
+                .wrap(TracingLogger::default())
+                .into_utoipa_app()
+                .configure(health::configure)
+                .service(scope("/api/v2").configure(api_v2))
+                .default_service(web::to(fallback::not_found))
+                .into_app()
+        })
+        .listen(listener)?
+        .shutdown_timeout(10)
+        .run();
+        Ok(Application {
+            port: addr.port(),
+            server,
+            state,
+        })
+    }
+
+    pub fn port(&self) -> u16 {
+        self.port
+    }
+
+    pub fn state(&self) -> &AppState {
+        &self.state
+    }
+
+    pub fn handle(&self) -> ServerHandle {
+        self.server.handle()
+    }
+
+    /// Serves until SIGINT/SIGTERM (graceful) or `handle().stop()`.
+    pub async fn run_until_stopped(self) -> std::io::Result<()> {
+        self.server.await
+    }
+}

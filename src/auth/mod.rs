@@ -1,0 +1,9 @@
+//! Tenancy and credentials: accounts, users, API keys, and the cached
+//! bearer-token lookup behind the `Caller` extractor.
+
+pub mod keys;
+pub mod routes;
+pub mod service;
+pub mod tenancy;
+
+pub use service::AuthService;

@@ -1,0 +1,76 @@
+//! Runtime configuration, from the environment (the operator contract) or
+//! the equivalent command-line flags.
+
+use clap::{ArgAction, Args};
+
+use crate::types::UrlPolicy;
+
+#[derive(Args, Debug, Clone)]
+pub struct Config {
+    /// Any sea-orm URL; `postgres://...` for PostgreSQL.
+    #[arg(
+        long,
+        env = "AGENTIC_DATABASE_URL",
+        default_value = "sqlite://agentic.db?mode=rwc",
+        global = true
+    )]
+    pub database_url: String,
+
+    /// Listen address; port 0 picks a free port.
+    #[arg(
+        long,
+        env = "AGENTIC_BIND",
+        default_value = "127.0.0.1:8080",
+        global = true
+    )]
+    pub bind: String,
+
+    /// Base URL used in OAuth metadata and links (default `http://{bind}`).
+    #[arg(long, env = "AGENTIC_PUBLIC_URL", global = true)]
+    pub public_url: Option<String>,
+
+    /// Allow `http://` and loopback/private hosts in outbound URLs (development only).
+    #[arg(long, env = "AGENTIC_ALLOW_INSECURE_URLS", default_value_t = false, action = ArgAction::Set,
+          value_parser = clap::builder::BoolishValueParser::new(), global = true)]
+    pub allow_insecure_urls: bool,
+
+    /// General per-IP limit per minute.
+    #[arg(long, env = "AGENTIC_RATE_LIMIT_PER_MINUTE", default_value_t = 100,
+          value_parser = clap::value_parser!(u32).range(1..), global = true)]
+    pub rate_limit_per_minute: u32,
+
+    /// Per-IP limit on `/auth/*` per 15 minutes.
+    #[arg(long, env = "AGENTIC_AUTH_RATE_LIMIT", default_value_t = 40,
+          value_parser = clap::value_parser!(u32).range(1..), global = true)]
+    pub auth_rate_limit: u32,
+
+    /// Base URL of the carrier's HTTP API; unset means the built-in simulated carrier.
+    #[arg(long, env = "AGENTIC_CARRIER_URL", global = true)]
+    pub carrier_url: Option<String>,
+
+    /// tracing filter, e.g. `info` or `agentic_api=debug`.
+    #[arg(long, env = "AGENTIC_LOG", default_value = "info", global = true)]
+    pub log: String,
+}
+
+impl Config {
+    /// Defaults with the given database; for tests and tools.
+    pub fn with_database(database_url: &str) -> Self {
+        Config {
+            database_url: database_url.to_string(),
+            bind: "127.0.0.1:0".into(),
+            public_url: None,
+            allow_insecure_urls: false,
+            rate_limit_per_minute: 100,
+            auth_rate_limit: 40,
+            carrier_url: None,
+            log: "info".into(),
+        }
+    }
+
+    pub fn url_policy(&self) -> UrlPolicy {
+        UrlPolicy {
+            allow_insecure: self.allow_insecure_urls,
+        }
+    }
+}

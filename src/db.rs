@@ -1,0 +1,44 @@
+//! Database connection: SQLite (WAL, foreign keys, busy timeout) by default,
+//! PostgreSQL for scale-out; same entities and migrations.
+
+use std::str::FromStr;
+use std::time::Duration;
+
+use anyhow::Context;
+use migration::{Migrator, MigratorTrait};
+use sea_orm::sqlx::sqlite::{
+    SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous,
+};
+use sea_orm::{ConnectOptions, Database, DatabaseConnection, SqlxSqliteConnector};
+
+pub async fn connect(url: &str) -> anyhow::Result<DatabaseConnection> {
+    if url.starts_with("sqlite:") {
+        let opts = SqliteConnectOptions::from_str(url)
+            .with_context(|| format!("invalid SQLite URL {url}"))?
+            .journal_mode(SqliteJournalMode::Wal)
+            .synchronous(SqliteSynchronous::Normal)
+            .foreign_keys(true)
+            .busy_timeout(Duration::from_secs(10));
+        let pool = SqlitePoolOptions::new()
+            .max_connections(8)
+            .min_connections(1)
+            .connect_with(opts)
+            .await
+            .with_context(|| format!("cannot open SQLite database {url}"))?;
+        Ok(SqlxSqliteConnector::from_sqlx_sqlite_pool(pool))
+    } else {
+        let mut opts = ConnectOptions::new(url.to_string());
+        opts.max_connections(32)
+            .min_connections(1)
+            .connect_timeout(Duration::from_secs(10))
+            .acquire_timeout(Duration::from_secs(10))
+            .sqlx_logging(false);
+        Database::connect(opts)
+            .await
+            .context("cannot connect to the database")
+    }
+}
+
+pub async fn migrate(db: &DatabaseConnection) -> anyhow::Result<()> {
+    Migrator::up(db, None).await.context("migration failed")
+}

@@ -1,0 +1,200 @@
+//! The one error type of the HTTP API, mapped once to the spec's envelope
+//! `{data: null, error: {code, message, field?, details?}}`.
+
+use actix_web::http::{StatusCode, header};
+use actix_web::{HttpResponse, ResponseError};
+use serde::Serialize;
+use serde_json::{Value, json};
+use utoipa::ToSchema;
+
+/// One problem found while validating input.
+#[derive(Debug, Clone, Serialize, ToSchema, PartialEq, Eq)]
+pub struct Issue {
+    /// Path of the offending field, e.g. `utmConfig[3].paramKey`.
+    pub path: String,
+    pub message: String,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ApiError {
+    #[error("{message}")]
+    Validation {
+        message: String,
+        field: Option<String>,
+        issues: Vec<Issue>,
+    },
+    #[error("{0}")]
+    BadRequest(String),
+    #[error("{0}")]
+    Unauthorized(String),
+    #[error("{0}")]
+    Forbidden(String),
+    #[error("{0}")]
+    NotFound(String),
+    #[error("{message}")]
+    Conflict {
+        message: String,
+        details: Option<Value>,
+    },
+    #[error("method not allowed")]
+    MethodNotAllowed { allow: Vec<String> },
+    #[error("request body exceeds {limit} bytes")]
+    PayloadTooLarge { limit: usize },
+    #[error("{0}")]
+    UnsupportedMediaType(String),
+    #[error("rate limit exceeded")]
+    RateLimited(crate::http::rate_limit::Verdict),
+    #[error("{0}")]
+    ServiceUnavailable(String),
+    /// Any other spec code (e.g. `CURRENCY_MISMATCH`) with its status.
+    #[error("{message}")]
+    Coded {
+        status: StatusCode,
+        code: &'static str,
+        message: String,
+        field: Option<String>,
+        details: Option<Value>,
+    },
+    #[error(transparent)]
+    Internal(#[from] anyhow::Error),
+}
+
+impl ApiError {
+    /// A validation error on one field.
+    pub fn invalid(field: impl Into<String>, message: impl Into<String>) -> Self {
+        let field = field.into();
+        let message = message.into();
+        ApiError::Validation {
+            issues: vec![Issue {
+                path: field.clone(),
+                message: message.clone(),
+            }],
+            message,
+            field: Some(field),
+        }
+    }
+
+    /// A validation error listing several issues; `field` is the first path.
+    pub fn invalid_all(issues: Vec<Issue>) -> Self {
+        let first = issues.first().cloned();
+        ApiError::Validation {
+            message: first
+                .as_ref()
+                .map(|i| format!("{}: {}", i.path, i.message))
+                .unwrap_or_else(|| "invalid request".into()),
+            field: first.map(|i| i.path),
+            issues,
+        }
+    }
+
+    pub fn not_found(what: &str) -> Self {
+        ApiError::NotFound(format!("{what} not found"))
+    }
+
+    pub fn conflict(message: impl Into<String>) -> Self {
+        ApiError::Conflict {
+            message: message.into(),
+            details: None,
+        }
+    }
+
+    pub fn internal(cause: impl std::fmt::Display) -> Self {
+        ApiError::Internal(anyhow::anyhow!("{cause}"))
+    }
+
+    pub fn code(&self) -> &'static str {
+        match self {
+            ApiError::Validation { .. } => "VALIDATION_ERROR",
+            ApiError::BadRequest(_) => "BAD_REQUEST",
+            ApiError::Unauthorized(_) => "UNAUTHORIZED",
+            ApiError::Forbidden(_) => "FORBIDDEN",
+            ApiError::NotFound(_) => "NOT_FOUND",
+            ApiError::Conflict { .. } => "CONFLICT",
+            ApiError::MethodNotAllowed { .. } => "METHOD_NOT_ALLOWED",
+            ApiError::PayloadTooLarge { .. } => "PAYLOAD_TOO_LARGE",
+            ApiError::UnsupportedMediaType(_) => "UNSUPPORTED_MEDIA_TYPE",
+            ApiError::RateLimited(_) => "RATE_LIMITED",
+            ApiError::ServiceUnavailable(_) => "SERVICE_UNAVAILABLE",
+            ApiError::Coded { code, .. } => code,
+            ApiError::Internal(_) => "INTERNAL_ERROR",
+        }
+    }
+
+    /// The `error` object of the envelope.
+    pub fn body(&self) -> Value {
+        let message = match self {
+            ApiError::Internal(_) => "internal error; safe to retry once".to_string(),
+            other => other.to_string(),
+        };
+        let mut error = json!({ "code": self.code(), "message": message });
+        let (field, details) = match self {
+            ApiError::Validation { field, issues, .. } => {
+                (field.clone(), Some(json!({ "issues": issues })))
+            }
+            ApiError::Conflict { details, .. } => (None, details.clone()),
+            ApiError::Coded { field, details, .. } => (field.clone(), details.clone()),
+            ApiError::PayloadTooLarge { limit } => (None, Some(json!({ "limitBytes": limit }))),
+            ApiError::MethodNotAllowed { allow } => (None, Some(json!({ "allow": allow }))),
+            ApiError::RateLimited(v) => (None, Some(json!({ "retryAfterSeconds": v.reset_secs }))),
+            _ => (None, None),
+        };
+        if let Some(f) = field {
+            error["field"] = Value::String(f);
+        }
+        if let Some(d) = details {
+            error["details"] = d;
+        }
+        error
+    }
+}
+
+impl From<sea_orm::DbErr> for ApiError {
+    fn from(e: sea_orm::DbErr) -> Self {
+        if let Some(sea_orm::SqlErr::UniqueConstraintViolation(_)) = e.sql_err() {
+            return ApiError::conflict("a record with the same unique value already exists");
+        }
+        ApiError::Internal(anyhow::Error::new(e))
+    }
+}
+
+impl ResponseError for ApiError {
+    fn status_code(&self) -> StatusCode {
+        match self {
+            ApiError::Validation { .. } | ApiError::BadRequest(_) => StatusCode::BAD_REQUEST,
+            ApiError::Unauthorized(_) => StatusCode::UNAUTHORIZED,
+            ApiError::Forbidden(_) => StatusCode::FORBIDDEN,
+            ApiError::NotFound(_) => StatusCode::NOT_FOUND,
+            ApiError::Conflict { .. } => StatusCode::CONFLICT,
+            ApiError::MethodNotAllowed { .. } => StatusCode::METHOD_NOT_ALLOWED,
+            ApiError::PayloadTooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
+            ApiError::UnsupportedMediaType(_) => StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            ApiError::RateLimited(_) => StatusCode::TOO_MANY_REQUESTS,
+            ApiError::ServiceUnavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
+            ApiError::Coded { status, .. } => *status,
+            ApiError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
+        }
+    }
+
+    fn error_response(&self) -> HttpResponse {
+        if let ApiError::Internal(cause) = self {
+            tracing::error!(error = ?cause, "internal error");
+        }
+        let mut res = HttpResponse::build(self.status_code());
+        match self {
+            ApiError::Unauthorized(_) => {
+                res.insert_header((header::WWW_AUTHENTICATE, "Bearer"));
+            }
+            ApiError::MethodNotAllowed { allow } => {
+                res.insert_header((header::ALLOW, allow.join(", ")));
+            }
+            ApiError::RateLimited(v) => {
+                res.insert_header((header::RETRY_AFTER, v.reset_secs.to_string()));
+                v.write_headers(&mut res);
+            }
+            _ => {}
+        }
+        res.json(json!({ "data": null, "error": self.body() }))
+    }
+}
+
+pub type ApiResult<T> = Result<T, ApiError>;

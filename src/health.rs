@@ -1,0 +1,41 @@
+//! Liveness and readiness probes (outside `/api/v2`, not rate limited).
+
+use actix_web::{HttpResponse, get, web};
+use serde_json::json;
+use utoipa_actix_web::service_config::ServiceConfig;
+
+use crate::state::AppState;
+
+pub fn configure(cfg: &mut ServiceConfig) {
+    cfg.service(healthz).service(readyz);
+}
+
+/// The process is up.
+#[utoipa::path(tag = "health", responses((status = 200, description = "alive")))]
+#[get("/healthz")]
+pub async fn healthz() -> HttpResponse {
+    HttpResponse::Ok().json(json!({ "data": { "status": "ok" }, "error": null }))
+}
+
+/// The database answers.
+#[utoipa::path(tag = "health", responses(
+    (status = 200, description = "ready"),
+    (status = 503, description = "database unreachable"),
+))]
+#[get("/readyz")]
+pub async fn readyz(state: web::Data<AppState>) -> HttpResponse {
+    let ping = tokio::time::timeout(std::time::Duration::from_secs(2), state.db.ping()).await;
+    match ping {
+        Ok(Ok(())) => HttpResponse::Ok().json(json!({
+            "data": { "status": "ready", "database": format!("{:?}", state.db.get_database_backend()).to_lowercase() },
+            "error": null
+        })),
+        other => {
+            tracing::warn!(?other, "readiness check failed");
+            HttpResponse::ServiceUnavailable().json(json!({
+                "data": null,
+                "error": { "code": "SERVICE_UNAVAILABLE", "message": "database unreachable" }
+            }))
+        }
+    }
+}

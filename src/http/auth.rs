@@ -1,0 +1,106 @@
+//! The bearer-credential extractor: yields the authenticated caller.
+
+use std::sync::Arc;
+
+use actix_web::http::header;
+use actix_web::{FromRequest, HttpRequest, dev::Payload, web};
+use futures_util::future::LocalBoxFuture;
+use serde::Serialize;
+use utoipa::ToSchema;
+
+use crate::error::ApiError;
+use crate::state::AppState;
+use crate::types::{Permission, Role};
+
+/// Who is calling: the account always comes from here, never from a body.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CallerInfo {
+    pub account: AccountInfo,
+    pub user: UserInfo,
+    pub api_key_id: i64,
+    pub permissions: Vec<Permission>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct AccountInfo {
+    pub id: String,
+    pub name: String,
+    pub assistant_enabled: bool,
+    pub shared_conversations_enabled: bool,
+    pub phone_lines_enabled: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct UserInfo {
+    pub id: i64,
+    pub name: String,
+    pub email: String,
+    pub role: Role,
+}
+
+/// Cheap to clone; shared with the auth cache.
+#[derive(Debug, Clone)]
+pub struct Caller(pub Arc<CallerInfo>);
+
+impl std::ops::Deref for Caller {
+    type Target = CallerInfo;
+    fn deref(&self) -> &CallerInfo {
+        &self.0
+    }
+}
+
+impl CallerInfo {
+    pub fn account_id(&self) -> &str {
+        &self.account.id
+    }
+
+    pub fn has(&self, p: Permission) -> bool {
+        self.permissions.contains(&p)
+    }
+
+    pub fn is_admin(&self) -> bool {
+        matches!(self.user.role, Role::Admin | Role::SuperAdmin)
+    }
+}
+
+/// The token of an `Authorization: Bearer <token>` header.
+pub fn bearer_token(req: &HttpRequest) -> Result<String, ApiError> {
+    let value = req
+        .headers()
+        .get(header::AUTHORIZATION)
+        .ok_or_else(|| ApiError::Unauthorized("missing bearer token".into()))?;
+    let value = value
+        .to_str()
+        .map_err(|_| ApiError::Unauthorized("malformed Authorization header".into()))?;
+    let mut parts = value.trim().splitn(2, ' ');
+    let scheme = parts.next().unwrap_or("");
+    let token = parts.next().unwrap_or("").trim();
+    if !scheme.eq_ignore_ascii_case("bearer") || token.is_empty() {
+        return Err(ApiError::Unauthorized(
+            "Authorization must be 'Bearer <token>'".into(),
+        ));
+    }
+    Ok(token.to_string())
+}
+
+impl FromRequest for Caller {
+    type Error = ApiError;
+    type Future = LocalBoxFuture<'static, Result<Self, ApiError>>;
+
+    fn from_request(req: &HttpRequest, _: &mut Payload) -> Self::Future {
+        let token = bearer_token(req);
+        let state = req.app_data::<web::Data<AppState>>().cloned();
+        Box::pin(async move {
+            let token = token?;
+            let state = state.ok_or_else(|| ApiError::internal("app state missing"))?;
+            state
+                .auth
+                .authenticate(&token)
+                .await?
+                .map(Caller)
+                .ok_or_else(|| ApiError::Unauthorized("invalid or revoked token".into()))
+        })
+    }
+}

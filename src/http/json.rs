@@ -1,0 +1,147 @@
+//! `ApiJson<T>`: a JSON body extractor whose every failure is an envelope.
+//! Checks the content type, bounds the body, and reports the exact field path
+//! of a schema error (`utmConfig[3].paramKey`).
+
+use actix_web::http::header;
+use actix_web::{FromRequest, HttpRequest, dev::Payload};
+use futures_util::StreamExt;
+use futures_util::future::LocalBoxFuture;
+use serde::de::DeserializeOwned;
+
+use crate::error::{ApiError, Issue};
+
+/// Default maximum JSON body size.
+pub const DEFAULT_BODY_LIMIT: usize = 256 * 1024;
+
+/// Per-app (or per-scope) body limit, as app data.
+#[derive(Clone, Copy, Debug)]
+pub struct BodyLimit(pub usize);
+
+pub struct ApiJson<T>(pub T);
+
+impl<T> ApiJson<T> {
+    pub fn into_inner(self) -> T {
+        self.0
+    }
+}
+
+fn is_json(req: &HttpRequest) -> bool {
+    let Some(ct) = req.headers().get(header::CONTENT_TYPE) else {
+        return false;
+    };
+    let Ok(ct) = ct.to_str() else { return false };
+    let essence = ct
+        .split(';')
+        .next()
+        .unwrap_or("")
+        .trim()
+        .to_ascii_lowercase();
+    essence == "application/json"
+        || (essence.starts_with("application/") && essence.ends_with("+json"))
+}
+
+impl<T: DeserializeOwned + 'static> FromRequest for ApiJson<T> {
+    type Error = ApiError;
+    type Future = LocalBoxFuture<'static, Result<Self, ApiError>>;
+
+    fn from_request(req: &HttpRequest, payload: &mut Payload) -> Self::Future {
+        let limit = req
+            .app_data::<BodyLimit>()
+            .map(|l| l.0)
+            .unwrap_or(DEFAULT_BODY_LIMIT);
+        let json = is_json(req);
+        let declared: Option<usize> = req
+            .headers()
+            .get(header::CONTENT_LENGTH)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.parse().ok());
+        let mut payload = payload.take();
+        Box::pin(async move {
+            if !json {
+                return Err(ApiError::UnsupportedMediaType(
+                    "Content-Type must be application/json".into(),
+                ));
+            }
+            if declared.is_some_and(|n| n > limit) {
+                return Err(ApiError::PayloadTooLarge { limit });
+            }
+            let mut body = bytes::BytesMut::new();
+            while let Some(chunk) = payload.next().await {
+                let chunk = chunk.map_err(|e| match e {
+                    actix_web::error::PayloadError::Overflow => ApiError::PayloadTooLarge { limit },
+                    other => ApiError::BadRequest(format!("could not read request body: {other}")),
+                })?;
+                if body.len() + chunk.len() > limit {
+                    return Err(ApiError::PayloadTooLarge { limit });
+                }
+                body.extend_from_slice(&chunk);
+            }
+            parse_json(&body).map(ApiJson)
+        })
+    }
+}
+
+/// Deserialize a body, turning serde's error into a field-level validation error.
+pub fn parse_json<T: DeserializeOwned>(body: &[u8]) -> Result<T, ApiError> {
+    if body.is_empty() {
+        return Err(ApiError::invalid(
+            "",
+            "request body is empty; a JSON object is required",
+        ));
+    }
+    let mut de = serde_json::Deserializer::from_slice(body);
+    let value: T = serde_path_to_error::deserialize(&mut de).map_err(|err| {
+        let path = err.path().to_string();
+        let inner = err.into_inner();
+        if inner.is_syntax() || inner.is_eof() || inner.is_io() {
+            return ApiError::Validation {
+                message: format!("malformed JSON: {}", strip_position(&inner.to_string())),
+                field: None,
+                issues: vec![Issue {
+                    path: String::new(),
+                    message: "malformed JSON".into(),
+                }],
+            };
+        }
+        let msg = strip_position(&inner.to_string());
+        schema_error(&path, &msg)
+    })?;
+    de.end().map_err(|_| {
+        ApiError::invalid("", "malformed JSON: trailing characters after the value")
+    })?;
+    Ok(value)
+}
+
+/// Map a serde data error at `path` to a validation error naming the field.
+pub fn schema_error(path: &str, msg: &str) -> ApiError {
+    let base = if path == "." || path.is_empty() {
+        ""
+    } else {
+        path
+    };
+    // serde reports missing/unknown fields at the parent: name the field itself.
+    let named = ["missing field `", "unknown field `"]
+        .iter()
+        .find_map(|p| msg.strip_prefix(p))
+        .and_then(|rest| rest.split('`').next());
+    let field = match named {
+        Some(name) if base.is_empty() => name.to_string(),
+        Some(name) => format!("{base}.{name}"),
+        None => base.to_string(),
+    };
+    let message = if msg.starts_with("unknown field") {
+        "unknown field".to_string()
+    } else if msg.starts_with("missing field") {
+        "is required".to_string()
+    } else {
+        msg.to_string()
+    };
+    ApiError::invalid(field, message)
+}
+
+fn strip_position(msg: &str) -> String {
+    match msg.rfind(" at line ") {
+        Some(i) => msg[..i].to_string(),
+        None => msg.to_string(),
+    }
+}

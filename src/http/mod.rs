@@ -1,0 +1,16 @@
+//! HTTP plumbing shared by every domain: envelope, extractors, middleware.
+
+pub mod auth;
+pub mod envelope;
+pub mod fallback;
+pub mod json;
+pub mod middleware;
+pub mod pagination;
+pub mod query;
+pub mod rate_limit;
+
+pub use auth::Caller;
+pub use envelope::{Envelope, ErrorEnvelope, ListEnvelope, ListMeta, PaginationMeta};
+pub use json::ApiJson;
+pub use pagination::Page;
+pub use query::ApiQuery;

@@ -1,0 +1,122 @@
+//! Per-IP rate limits: a general bucket per minute and an `/auth/*` bucket per
+//! 15 minutes (GCRA from `governor`), with IETF draft-7 `RateLimit-*` headers
+//! on every limited response and `Retry-After` on 429.
+
+use std::net::IpAddr;
+use std::num::NonZeroU32;
+use std::time::Duration;
+
+use actix_web::HttpResponseBuilder;
+use governor::clock::{Clock, DefaultClock};
+use governor::middleware::StateInformationMiddleware;
+use governor::state::keyed::DefaultKeyedStateStore;
+use governor::{Quota, RateLimiter};
+
+type Limiter =
+    RateLimiter<IpAddr, DefaultKeyedStateStore<IpAddr>, DefaultClock, StateInformationMiddleware>;
+
+/// The outcome of one check, enough to write the headers.
+#[derive(Debug, Clone, Copy)]
+pub struct Verdict {
+    pub limit: u32,
+    pub remaining: u32,
+    /// Seconds until the bucket is full again (or, when limited, until the next request is allowed).
+    pub reset_secs: u64,
+}
+
+impl Verdict {
+    pub fn write_headers(&self, res: &mut HttpResponseBuilder) {
+        for (name, value) in self.header_pairs() {
+            res.insert_header((name, value));
+        }
+    }
+
+    pub fn header_pairs(&self) -> [(&'static str, String); 3] {
+        [
+            ("ratelimit-limit", self.limit.to_string()),
+            ("ratelimit-remaining", self.remaining.to_string()),
+            ("ratelimit-reset", self.reset_secs.to_string()),
+        ]
+    }
+}
+
+pub struct Bucket {
+    limiter: Limiter,
+    limit: u32,
+    /// Time to earn back one request.
+    period: Duration,
+}
+
+fn ceil_secs(d: Duration) -> u64 {
+    let s = d.as_secs();
+    if d.subsec_nanos() > 0 { s + 1 } else { s }
+}
+
+impl Bucket {
+    /// `limit` requests per `window`, all usable as a burst.
+    pub fn new(limit: u32, window: Duration) -> Self {
+        let limit_nz = NonZeroU32::new(limit.max(1)).unwrap_or(NonZeroU32::MIN);
+        let period = window / limit_nz.get();
+        let quota = Quota::with_period(period.max(Duration::from_nanos(1)))
+            .unwrap_or_else(|| Quota::per_second(limit_nz))
+            .allow_burst(limit_nz);
+        Bucket {
+            limiter: RateLimiter::keyed(quota).with_middleware::<StateInformationMiddleware>(),
+            limit: limit_nz.get(),
+            period,
+        }
+    }
+
+    pub fn check(&self, ip: IpAddr) -> Result<Verdict, Verdict> {
+        match self.limiter.check_key(&ip) {
+            Ok(snapshot) => {
+                let remaining = snapshot.remaining_burst_capacity();
+                let used = self.limit.saturating_sub(remaining);
+                Ok(Verdict {
+                    limit: self.limit,
+                    remaining,
+                    reset_secs: ceil_secs(self.period * used),
+                })
+            }
+            Err(not_until) => {
+                let wait = not_until.wait_time_from(DefaultClock::default().now());
+                Err(Verdict {
+                    limit: self.limit,
+                    remaining: 0,
+                    reset_secs: ceil_secs(wait).max(1),
+                })
+            }
+        }
+    }
+
+    /// Forget idle keys so the map does not grow without bound.
+    pub fn sweep(&self) {
+        self.limiter.retain_recent();
+        self.limiter.shrink_to_fit();
+    }
+}
+
+pub struct RateLimits {
+    pub general: Bucket,
+    pub auth: Bucket,
+}
+
+impl RateLimits {
+    pub fn new(per_minute: u32, auth_per_15_min: u32) -> Self {
+        RateLimits {
+            general: Bucket::new(per_minute, Duration::from_secs(60)),
+            auth: Bucket::new(auth_per_15_min, Duration::from_secs(15 * 60)),
+        }
+    }
+
+    /// Which bucket a path draws from; `None` for health probes.
+    pub fn bucket_for(&self, path: &str) -> Option<&Bucket> {
+        if path == "/healthz" || path == "/readyz" {
+            None
+        } else if path.starts_with("/auth/") {
+            Some(&self.auth)
+        } else {
+            Some(&self.general)
+        }
+    }
+}

@@ -1,0 +1,19 @@
+//! agentic-api: a self-hostable server for AI-assisted advertising buyers.
+
+pub mod admin;
+pub mod app;
+pub mod auth;
+pub mod cli;
+pub mod config;
+pub mod db;
+pub mod demo;
+pub mod error;
+pub mod health;
+pub mod http;
+pub mod openapi;
+pub mod state;
+pub mod telemetry;
+pub mod types;
+
+pub use app::Application;
+pub use config::Config;

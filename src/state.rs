@@ -1,0 +1,47 @@
+//! Shared application state, one per server (cloned into every worker).
+
+use std::sync::Arc;
+
+use sea_orm::DatabaseConnection;
+
+use crate::auth::AuthService;
+use crate::config::Config;
+use crate::http::rate_limit::RateLimits;
+
+#[derive(Clone)]
+pub struct AppState {
+    pub db: DatabaseConnection,
+    pub config: Arc<Config>,
+    pub auth: AuthService,
+    pub limits: Arc<RateLimits>,
+    /// `AGENTIC_PUBLIC_URL`, or `http://{bound address}`.
+    pub public_url: Arc<str>,
+    /// The address actually bound (the real port when 0 was asked for).
+    pub bound: std::net::SocketAddr,
+}
+
+impl AppState {
+    pub fn new(db: DatabaseConnection, config: Config, bound: std::net::SocketAddr) -> Self {
+        let public_url = config
+            .public_url
+            .clone()
+            .unwrap_or_else(|| format!("http://{bound}"));
+        AppState {
+            public_url: public_url.trim_end_matches('/').into(),
+            bound,
+            auth: AuthService::new(db.clone()),
+            limits: Arc::new(RateLimits::new(
+                config.rate_limit_per_minute,
+                config.auth_rate_limit,
+            )),
+            db,
+            config: Arc::new(config),
+        }
+    }
+}
+
+impl AppState {
+    pub fn listen_url(&self) -> String {
+        format!("http://{}", self.bound)
+    }
+}
