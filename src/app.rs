@@ -105,6 +105,7 @@ impl Application {
         })
         .listen(listener)?
         .shutdown_timeout(10)
+        .disable_signals()
         .run();
         Ok(Application {
             port: addr.port(),
@@ -125,8 +126,44 @@ impl Application {
         self.server.handle()
     }
 
-    /// Serves until SIGINT/SIGTERM (graceful) or `handle().stop()`.
+    /// Serves until `handle().stop()`.
     pub async fn run_until_stopped(self) -> std::io::Result<()> {
         self.server.await
+    }
+
+    /// Serves until SIGINT/SIGTERM, then shuts down gracefully: the shutdown
+    /// token ends open streams first, so in-flight requests can drain.
+    pub async fn run_until_signal(self) -> std::io::Result<()> {
+        let handle = self.server.handle();
+        let token = self.state.shutdown.clone();
+        actix_rt::spawn(async move {
+            wait_for_signal().await;
+            tracing::info!("shutdown signal received; draining");
+            token.cancel();
+            handle.stop(true).await;
+        });
+        self.server.await
+    }
+}
+
+async fn wait_for_signal() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        match signal(SignalKind::terminate()) {
+            Ok(mut term) => {
+                tokio::select! {
+                    _ = tokio::signal::ctrl_c() => {}
+                    _ = term.recv() => {}
+                }
+            }
+            Err(_) => {
+                let _ = tokio::signal::ctrl_c().await;
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = tokio::signal::ctrl_c().await;
     }
 }

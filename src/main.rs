@@ -42,7 +42,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             }
             let app = Application::build_with_db(config, conn).await?;
             println!("listening on {}", app.state().listen_url());
-            app.run_until_stopped().await?;
+            app.run_until_signal().await?;
             tracing::info!("stopped");
         }
     }

@@ -18,6 +18,8 @@ pub struct AppState {
     pub public_url: Arc<str>,
     /// The address actually bound (the real port when 0 was asked for).
     pub bound: std::net::SocketAddr,
+    /// Cancelled on SIGINT/SIGTERM: long-lived streams end, workers drain.
+    pub shutdown: tokio_util::sync::CancellationToken,
 }
 
 impl AppState {
@@ -29,6 +31,7 @@ impl AppState {
         AppState {
             public_url: public_url.trim_end_matches('/').into(),
             bound,
+            shutdown: tokio_util::sync::CancellationToken::new(),
             auth: AuthService::new(db.clone()),
             limits: Arc::new(RateLimits::new(
                 config.rate_limit_per_minute,

@@ -1,1 +1,10 @@
-fn main() {}
+//! One test binary: the real app over real HTTP, a fresh database per test.
+//! Set `AGENTIC_TEST_DATABASE_URL=postgres://...` to run on PostgreSQL.
+
+mod helpers;
+
+mod auth;
+mod cli;
+mod conventions;
+mod openapi;
+mod rate_limits;

@@ -1,0 +1,400 @@
+//! Test harness: spawn the app on port 0 with a fresh database, tenant
+//! factories built on the admin CLI's code, a JSON client and an SSE client.
+#![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
+
+use std::time::Duration;
+
+use actix_web::dev::ServerHandle;
+use actix_web::http::{Method, StatusCode, header::HeaderMap};
+use futures_util::StreamExt;
+use sea_orm::{ConnectionTrait, DatabaseConnection};
+use serde_json::Value;
+
+use agentic_api::auth::tenancy::{self, NewAccount, NewUser};
+use agentic_api::{Application, Config};
+
+pub struct TestApp {
+    /// `http://127.0.0.1:PORT`
+    pub address: String,
+    pub port: u16,
+    pub db: DatabaseConnection,
+    pub database_url: String,
+    pub config: Config,
+    pub client: awc::Client,
+    pub handle: ServerHandle,
+    _dir: Option<tempfile::TempDir>,
+}
+
+/// A fresh database: a temp SQLite file, or a new PostgreSQL database when
+/// `AGENTIC_TEST_DATABASE_URL` is set.
+pub async fn fresh_database() -> (String, Option<tempfile::TempDir>) {
+    match std::env::var("AGENTIC_TEST_DATABASE_URL") {
+        Ok(admin_url) if !admin_url.is_empty() => {
+            let name = format!("agentic_t_{}", uuid::Uuid::new_v4().simple());
+            let admin = sea_orm::Database::connect(&admin_url)
+                .await
+                .expect("AGENTIC_TEST_DATABASE_URL must be reachable");
+            admin
+                .execute_unprepared(&format!("CREATE DATABASE \"{name}\""))
+                .await
+                .expect("create test database");
+            admin.close().await.ok();
+            let mut url = url::Url::parse(&admin_url).expect("valid database URL");
+            url.set_path(&format!("/{name}"));
+            (url.to_string(), None)
+        }
+        _ => {
+            let dir = tempfile::tempdir().expect("temp dir");
+            let url = format!("sqlite://{}/test.db?mode=rwc", dir.path().display());
+            (url, Some(dir))
+        }
+    }
+}
+
+pub fn test_config(database_url: &str) -> Config {
+    let mut config = Config::with_database(database_url);
+    config.rate_limit_per_minute = 1_000_000;
+    config.auth_rate_limit = 1_000_000;
+    config.allow_insecure_urls = true;
+    config
+}
+
+pub async fn spawn_app() -> TestApp {
+    spawn_app_with(|_| {}).await
+}
+
+pub async fn spawn_app_with(tweak: impl FnOnce(&mut Config)) -> TestApp {
+    let (url, dir) = fresh_database().await;
+    let mut app = spawn_on(&url, tweak).await;
+    app._dir = dir;
+    app
+}
+
+/// Another instance on an existing database (multi-instance tests).
+pub async fn spawn_on(database_url: &str, tweak: impl FnOnce(&mut Config)) -> TestApp {
+    let mut config = test_config(database_url);
+    tweak(&mut config);
+    let application = Application::build(config.clone())
+        .await
+        .expect("app builds");
+    let port = application.port();
+    let db = application.state().db.clone();
+    let handle = application.handle();
+    actix_rt::spawn(application.run_until_stopped());
+    TestApp {
+        address: format!("http://127.0.0.1:{port}"),
+        port,
+        db,
+        database_url: database_url.to_string(),
+        config,
+        client: awc::Client::builder()
+            .timeout(Duration::from_secs(30))
+            .finish(),
+        handle,
+        _dir: None,
+    }
+}
+
+/// A caller: account, user and API key.
+#[derive(Clone, Debug)]
+pub struct Tenant {
+    pub account_id: String,
+    pub user_id: i64,
+    pub email: String,
+    pub key: String,
+}
+
+pub struct Resp {
+    pub status: StatusCode,
+    pub headers: HeaderMap,
+    pub body: Value,
+    pub raw: bytes::Bytes,
+}
+
+impl Resp {
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers.get(name).and_then(|v| v.to_str().ok())
+    }
+
+    /// `error.code` of an envelope.
+    pub fn code(&self) -> &str {
+        self.body["error"]["code"].as_str().unwrap_or("")
+    }
+
+    pub fn data(&self) -> &Value {
+        &self.body["data"]
+    }
+
+    /// Asserts the status and that the body is a failure envelope.
+    #[track_caller]
+    pub fn assert_error(&self, status: u16, code: &str) {
+        assert_eq!(self.status.as_u16(), status, "body: {}", self.body);
+        assert_eq!(self.code(), code, "body: {}", self.body);
+        assert!(
+            self.body["data"].is_null(),
+            "data must be null: {}",
+            self.body
+        );
+        assert!(self.body["error"]["message"].is_string(), "{}", self.body);
+    }
+}
+
+impl TestApp {
+    pub fn url(&self, path: &str) -> String {
+        format!("{}{}", self.address, path)
+    }
+
+    /// Any request; `body` is sent as-is with `content_type`.
+    pub async fn send_raw(
+        &self,
+        method: Method,
+        path: &str,
+        key: Option<&str>,
+        content_type: Option<&str>,
+        body: Vec<u8>,
+    ) -> Resp {
+        let mut req = self.client.request(method, self.url(path));
+        if let Some(k) = key {
+            req = req.insert_header(("Authorization", format!("Bearer {k}")));
+        }
+        if let Some(ct) = content_type {
+            req = req.insert_header(("Content-Type", ct));
+        }
+        let mut res = req.send_body(body).await.expect("request sent");
+        let raw = res.body().limit(64 * 1024 * 1024).await.expect("body read");
+        Resp {
+            status: res.status(),
+            headers: res.headers().clone(),
+            body: serde_json::from_slice(&raw).unwrap_or(Value::Null),
+            raw,
+        }
+    }
+
+    pub async fn request(
+        &self,
+        method: Method,
+        path: &str,
+        key: Option<&str>,
+        body: Option<&Value>,
+    ) -> Resp {
+        match body {
+            Some(b) => {
+                self.send_raw(
+                    method,
+                    path,
+                    key,
+                    Some("application/json"),
+                    serde_json::to_vec(b).unwrap(),
+                )
+                .await
+            }
+            None => self.send_raw(method, path, key, None, Vec::new()).await,
+        }
+    }
+
+    pub async fn get(&self, path: &str, key: &str) -> Resp {
+        self.request(Method::GET, path, Some(key), None).await
+    }
+
+    pub async fn post(&self, path: &str, key: &str, body: &Value) -> Resp {
+        self.request(Method::POST, path, Some(key), Some(body))
+            .await
+    }
+
+    pub async fn put(&self, path: &str, key: &str, body: &Value) -> Resp {
+        self.request(Method::PUT, path, Some(key), Some(body)).await
+    }
+
+    pub async fn patch(&self, path: &str, key: &str, body: &Value) -> Resp {
+        self.request(Method::PATCH, path, Some(key), Some(body))
+            .await
+    }
+
+    pub async fn delete(&self, path: &str, key: &str) -> Resp {
+        self.request(Method::DELETE, path, Some(key), None).await
+    }
+
+    /// A new account with an admin user holding `platform:write`.
+    pub async fn tenant(&self) -> Tenant {
+        self.tenant_with(NewAccount::named("Acme"), "admin", &["platform:write"])
+            .await
+    }
+
+    pub async fn tenant_with(&self, account: NewAccount, role: &str, perms: &[&str]) -> Tenant {
+        let account_id = tenancy::create_account(&self.db, account).await.unwrap();
+        self.user_in(&account_id, role, perms).await
+    }
+
+    /// Another user (with its own key) in an existing account.
+    pub async fn user_in(&self, account_id: &str, role: &str, perms: &[&str]) -> Tenant {
+        let email = format!("u{}@example.com", uuid::Uuid::new_v4().simple());
+        let user_id = tenancy::create_user(
+            &self.db,
+            NewUser {
+                account_id: account_id.to_string(),
+                email: email.clone(),
+                name: format!("User {}", &email[1..7]),
+                role: role.to_string(),
+                password: None,
+            },
+        )
+        .await
+        .unwrap();
+        let perms: Vec<String> = perms.iter().map(|p| p.to_string()).collect();
+        let key = tenancy::create_api_key(&self.db, user_id, &perms)
+            .await
+            .unwrap();
+        Tenant {
+            account_id: account_id.to_string(),
+            user_id,
+            email,
+            key,
+        }
+    }
+
+    /// Opens an SSE stream; `last_event_id` sets the `Last-Event-ID` header.
+    pub async fn sse(
+        &self,
+        path: &str,
+        key: &str,
+        last_event_id: Option<&str>,
+    ) -> Result<SseStream, Resp> {
+        let mut req = self
+            .client
+            .get(self.url(path))
+            .insert_header(("Authorization", format!("Bearer {key}")))
+            .insert_header(("Accept", "text/event-stream"));
+        if let Some(id) = last_event_id {
+            req = req.insert_header(("Last-Event-ID", id));
+        }
+        let mut res = req.send().await.expect("request sent");
+        if res.status() != StatusCode::OK {
+            let raw = res.body().await.expect("body");
+            return Err(Resp {
+                status: res.status(),
+                headers: res.headers().clone(),
+                body: serde_json::from_slice(&raw).unwrap_or(Value::Null),
+                raw,
+            });
+        }
+        let content_type = res
+            .headers()
+            .get("content-type")
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("")
+            .to_string();
+        assert!(
+            content_type.starts_with("text/event-stream"),
+            "content-type {content_type}"
+        );
+        let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+        actix_rt::spawn(async move {
+            let mut buf = String::new();
+            while let Some(chunk) = res.next().await {
+                let Ok(chunk) = chunk else { break };
+                buf.push_str(&String::from_utf8_lossy(&chunk));
+                while let Some(end) = buf.find("\n\n") {
+                    let block: String = buf.drain(..end + 2).collect();
+                    if let Some(ev) = SseEvent::parse(&block) {
+                        if tx.send(ev).is_err() {
+                            return;
+                        }
+                    }
+                }
+            }
+        });
+        Ok(SseStream { rx })
+    }
+}
+
+/// One server-sent event (or a comment, with `event == ":"`).
+#[derive(Debug, Clone)]
+pub struct SseEvent {
+    pub event: String,
+    pub id: Option<String>,
+    pub data: Value,
+    pub raw_data: String,
+}
+
+impl SseEvent {
+    fn parse(block: &str) -> Option<SseEvent> {
+        let mut event = String::from("message");
+        let mut id = None;
+        let mut data = Vec::new();
+        let mut comment = None;
+        for line in block.lines() {
+            if let Some(c) = line.strip_prefix(':') {
+                comment = Some(c.trim().to_string());
+            } else if let Some(v) = line.strip_prefix("event:") {
+                event = v.trim().to_string();
+            } else if let Some(v) = line.strip_prefix("id:") {
+                id = Some(v.trim().to_string());
+            } else if let Some(v) = line.strip_prefix("data:") {
+                data.push(v.strip_prefix(' ').unwrap_or(v).to_string());
+            }
+        }
+        if data.is_empty() {
+            return comment.map(|c| SseEvent {
+                event: ":".into(),
+                id: None,
+                data: Value::Null,
+                raw_data: c,
+            });
+        }
+        let raw_data = data.join("\n");
+        Some(SseEvent {
+            event,
+            id,
+            data: serde_json::from_str(&raw_data).unwrap_or(Value::Null),
+            raw_data,
+        })
+    }
+}
+
+pub struct SseStream {
+    rx: tokio::sync::mpsc::UnboundedReceiver<SseEvent>,
+}
+
+impl SseStream {
+    /// Next event (comments skipped), or `None` if the stream ended or
+    /// nothing arrived within `wait`.
+    pub async fn next_event(&mut self, wait: Duration) -> Option<SseEvent> {
+        let deadline = tokio::time::Instant::now() + wait;
+        loop {
+            match tokio::time::timeout_at(deadline, self.rx.recv()).await {
+                Ok(Some(ev)) if ev.event == ":" => continue,
+                Ok(other) => return other,
+                Err(_) => return None,
+            }
+        }
+    }
+
+    /// Next event including comments.
+    pub async fn next_raw(&mut self, wait: Duration) -> Option<SseEvent> {
+        tokio::time::timeout(wait, self.rx.recv())
+            .await
+            .ok()
+            .flatten()
+    }
+
+    /// Waits for the next event named `name`, skipping others.
+    pub async fn expect(&mut self, name: &str) -> SseEvent {
+        loop {
+            match self.next_event(Duration::from_secs(10)).await {
+                Some(ev) if ev.event == name => return ev,
+                Some(_) => continue,
+                None => panic!("no '{name}' event within 10 s"),
+            }
+        }
+    }
+}
+
+/// Runs the real binary (`agentic-api ARGS...`) against `database_url`.
+pub fn cli(database_url: &str, args: &[&str]) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_agentic-api"))
+        .args(args)
+        .env("AGENTIC_DATABASE_URL", database_url)
+        .env("AGENTIC_LOG", "warn")
+        .output()
+        .expect("binary runs")
+}
