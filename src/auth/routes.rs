@@ -1,17 +1,30 @@
-//! `GET /api/v2/me`: lets an integrator check what a key can do.
+//! Caller-facing auth routes: `GET/PATCH /api/v2/me` so integrators can check
+//! a key, and the caller's own API keys (list, revoke).
 
-use actix_web::{HttpResponse, get};
-use serde::Serialize;
+use actix_web::{HttpResponse, delete, get, patch, web};
+use chrono::{DateTime, Utc};
+use sea_orm::{
+    ActiveModelTrait, ColumnTrait, EntityTrait, IntoActiveModel, PaginatorTrait, QueryFilter,
+    QueryOrder, QuerySelect, Set,
+};
+use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 use utoipa_actix_web::service_config::ServiceConfig;
 
-use crate::error::ApiResult;
+use entity::{api_key, user};
+
+use crate::error::{ApiError, ApiResult};
 use crate::http::auth::{AccountInfo, UserInfo};
-use crate::http::{Caller, Envelope, ErrorEnvelope, envelope};
+use crate::http::pagination::PageParams;
+use crate::http::{ApiJson, Caller, Envelope, ErrorEnvelope, ListEnvelope, Page, envelope};
+use crate::state::AppState;
 use crate::types::Permission;
 
 pub fn configure(cfg: &mut ServiceConfig) {
-    cfg.service(me);
+    cfg.service(me)
+        .service(update_me)
+        .service(list_api_keys)
+        .service(revoke_api_key);
 }
 
 #[derive(Serialize, ToSchema)]
@@ -22,7 +35,7 @@ pub struct MeOut {
     pub permissions: Vec<Permission>,
 }
 
-/// The caller behind the bearer credential.
+/// The caller behind the bearer credential (served from the auth cache).
 #[utoipa::path(
     tag = "auth",
     security(("bearer" = [])),
@@ -37,5 +50,149 @@ pub async fn me(caller: Caller) -> ApiResult<HttpResponse> {
         account: caller.account.clone(),
         user: caller.user.clone(),
         permissions: caller.permissions.clone(),
+    }))
+}
+
+#[derive(Deserialize, ToSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct MePatch {
+    /// Display name, 1 to 255 characters after trimming.
+    pub name: String,
+}
+
+/// Update the caller's display name.
+#[utoipa::path(
+    tag = "auth",
+    security(("bearer" = [])),
+    request_body = MePatch,
+    responses(
+        (status = 200, body = Envelope<MeOut>),
+        (status = 400, body = ErrorEnvelope),
+        (status = 401, body = ErrorEnvelope),
+    )
+)]
+#[patch("/me")]
+pub async fn update_me(
+    state: web::Data<AppState>,
+    caller: Caller,
+    body: ApiJson<MePatch>,
+) -> ApiResult<HttpResponse> {
+    let name = body.0.name.trim();
+    if name.is_empty() || name.chars().count() > 255 {
+        return Err(ApiError::invalid("name", "must be 1 to 255 characters"));
+    }
+    let row = user::Entity::find_by_id(caller.user.id)
+        .filter(user::Column::AccountId.eq(caller.account_id()))
+        .one(&state.db)
+        .await?
+        .ok_or_else(|| ApiError::not_found("user"))?;
+    let mut active = row.into_active_model();
+    active.name = Set(name.to_string());
+    active.update(&state.db).await?;
+    state.auth.invalidate_all();
+    let mut user = caller.user.clone();
+    user.name = name.to_string();
+    Ok(envelope::ok(MeOut {
+        account: caller.account.clone(),
+        user,
+        permissions: caller.permissions.clone(),
+    }))
+}
+
+/// An API key as listed: never the secret.
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ApiKeyOut {
+    pub id: i64,
+    /// The readable, non-secret part: the key starts with `agk_{prefix}_`.
+    pub prefix: String,
+    pub permissions: Vec<String>,
+    pub created_at: DateTime<Utc>,
+    pub revoked_at: Option<DateTime<Utc>>,
+}
+
+impl From<api_key::Model> for ApiKeyOut {
+    fn from(m: api_key::Model) -> Self {
+        ApiKeyOut {
+            id: m.id,
+            prefix: m.prefix,
+            permissions: m.permissions.split_whitespace().map(String::from).collect(),
+            created_at: m.created_at,
+            revoked_at: m.revoked_at,
+        }
+    }
+}
+
+/// The caller's own API keys, newest first.
+#[utoipa::path(
+    tag = "auth",
+    security(("bearer" = [])),
+    params(PageParams),
+    responses(
+        (status = 200, body = ListEnvelope<Vec<ApiKeyOut>>),
+        (status = 400, body = ErrorEnvelope),
+        (status = 401, body = ErrorEnvelope),
+    )
+)]
+#[get("/api-keys")]
+pub async fn list_api_keys(
+    state: web::Data<AppState>,
+    caller: Caller,
+    page: Page<20, 100>,
+) -> ApiResult<HttpResponse> {
+    let query = api_key::Entity::find().filter(api_key::Column::UserId.eq(caller.user.id));
+    let total = query.clone().count(&state.db).await?;
+    let rows = query
+        .order_by_desc(api_key::Column::Id)
+        .offset(page.skip)
+        .limit(page.take)
+        .all(&state.db)
+        .await?;
+    let data: Vec<ApiKeyOut> = rows.into_iter().map(Into::into).collect();
+    Ok(envelope::list(data, page.meta(total)))
+}
+
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RevokedOut {
+    pub api_key: ApiKeyOut,
+}
+
+/// Revoke one of the caller's keys (possibly the one in use). Takes effect at once.
+#[utoipa::path(
+    tag = "auth",
+    security(("bearer" = [])),
+    params(("keyId" = i64, Path, description = "API key id")),
+    responses(
+        (status = 200, body = Envelope<RevokedOut>),
+        (status = 400, body = ErrorEnvelope),
+        (status = 401, body = ErrorEnvelope),
+        (status = 404, body = ErrorEnvelope),
+    )
+)]
+#[delete("/api-keys/{keyId}")]
+pub async fn revoke_api_key(
+    state: web::Data<AppState>,
+    caller: Caller,
+    path: web::Path<String>,
+) -> ApiResult<HttpResponse> {
+    let id: i64 = path
+        .parse()
+        .map_err(|_| ApiError::invalid("keyId", "must be an integer"))?;
+    let row = api_key::Entity::find_by_id(id)
+        .filter(api_key::Column::UserId.eq(caller.user.id))
+        .one(&state.db)
+        .await?
+        .ok_or_else(|| ApiError::not_found("API key"))?;
+    let row = if row.revoked_at.is_some() {
+        row
+    } else {
+        let mut active = row.into_active_model();
+        active.revoked_at = Set(Some(Utc::now()));
+        active.update(&state.db).await?
+    };
+    state.auth.invalidate_all();
+    Ok(envelope::ok(RevokedOut {
+        api_key: row.into(),
     }))
 }

@@ -125,6 +125,8 @@ pub fn schema_error(path: &str, msg: &str) -> ApiError {
         .find_map(|p| msg.strip_prefix(p))
         .and_then(|rest| rest.split('`').next());
     let field = match named {
+        // serde_path_to_error already ends the path with an unknown field's name.
+        Some(name) if base == name || base.ends_with(&format!(".{name}")) => base.to_string(),
         Some(name) if base.is_empty() => name.to_string(),
         Some(name) => format!("{base}.{name}"),
         None => base.to_string(),

@@ -1,1 +1,672 @@
+//! The operator contract, driven through the real binary.
+
+use std::io::{BufRead, BufReader};
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use sea_orm::{EntityTrait, PaginatorTrait};
+use serde_json::Value;
+
 use crate::helpers::*;
+
+fn json_out(out: &std::process::Output) -> Value {
+    assert!(
+        out.status.success(),
+        "stderr: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        stdout.trim().lines().count(),
+        1,
+        "exactly one JSON object: {stdout}"
+    );
+    serde_json::from_str(stdout.trim()).unwrap()
+}
+
+fn fails(out: &std::process::Output, needle: &str) {
+    assert!(
+        !out.status.success(),
+        "expected failure, got {}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    assert!(out.stdout.is_empty(), "nothing on stdout on failure");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains(needle),
+        "stderr {err:?} should mention {needle:?}"
+    );
+}
+
+async fn counts(app: &TestApp) -> (u64, u64, u64, u64, u64) {
+    (
+        entity::account::Entity::find()
+            .count(&app.db)
+            .await
+            .unwrap(),
+        entity::user::Entity::find().count(&app.db).await.unwrap(),
+        entity::api_key::Entity::find()
+            .count(&app.db)
+            .await
+            .unwrap(),
+        entity::phone_line::Entity::find()
+            .count(&app.db)
+            .await
+            .unwrap(),
+        entity::storefront::Entity::find()
+            .count(&app.db)
+            .await
+            .unwrap(),
+    )
+}
+
+#[actix_web::test]
+async fn admin_commands_provision_a_tenant_whose_key_works() {
+    let app = spawn_app().await;
+    let db = &app.database_url;
+    let acct = json_out(&cli(
+        db,
+        &["admin", "create-account", "--name", "Acme", "--phone-lines"],
+    ));
+    let account = acct["accountId"].as_str().unwrap().to_string();
+    let user = json_out(&cli(
+        db,
+        &[
+            "admin",
+            "create-user",
+            "--account",
+            &account,
+            "--email",
+            "Ops@Acme.example",
+            "--name",
+            "Ops",
+        ],
+    ));
+    let user_id = user["userId"].as_i64().unwrap();
+    let key = json_out(&cli(
+        db,
+        &[
+            "admin",
+            "create-api-key",
+            "--user",
+            &user_id.to_string(),
+            "--permission",
+            "platform:write",
+        ],
+    ));
+    let key = key["apiKey"].as_str().unwrap().to_string();
+    let me = app.get("/api/v2/me", &key).await;
+    assert_eq!(me.status, 200, "{}", me.body);
+    assert_eq!(me.data()["account"]["id"], Value::from(account.clone()));
+    assert_eq!(me.data()["account"]["phoneLinesEnabled"], Value::from(true));
+    assert_eq!(
+        me.data()["user"]["role"],
+        Value::from("member"),
+        "role defaults to member"
+    );
+    assert_eq!(me.data()["user"]["email"], Value::from("ops@acme.example"));
+    assert_eq!(
+        me.data()["permissions"],
+        serde_json::json!(["platform:write"])
+    );
+
+    let line = json_out(&cli(
+        db,
+        &[
+            "admin",
+            "provision-line",
+            "--account",
+            &account,
+            "--number",
+            "+14155550123",
+            "--kind",
+            "sms",
+            "--rcs-agent-verified",
+            "--messaging-profile",
+            "p1",
+        ],
+    ));
+    assert!(
+        line["endpointId"].as_str().unwrap().parse::<i64>().is_ok(),
+        "numeric string: {line}"
+    );
+    let fax = json_out(&cli(
+        db,
+        &[
+            "admin",
+            "provision-line",
+            "--account",
+            &account,
+            "--number",
+            "+14155550124",
+            "--kind",
+            "fax",
+            "--inactive",
+        ],
+    ));
+    assert_ne!(fax["endpointId"], line["endpointId"]);
+    let sf = json_out(&cli(
+        db,
+        &[
+            "admin",
+            "register-storefront",
+            "--name",
+            "Seller",
+            "--url",
+            "https://seller.example.com/mcp",
+        ],
+    ));
+    assert!(sf["storefrontId"].is_i64(), "{sf}");
+
+    let flags = json_out(&cli(
+        db,
+        &[
+            "admin",
+            "create-account",
+            "--name",
+            "Quiet",
+            "--no-assistant",
+            "--no-shared-conversations",
+        ],
+    ));
+    let quiet = flags["accountId"].as_str().unwrap();
+    let u = json_out(&cli(
+        db,
+        &[
+            "admin",
+            "create-user",
+            "--account",
+            quiet,
+            "--email",
+            "q@quiet.example",
+            "--name",
+            "Q",
+            "--role",
+            "super-admin",
+            "--password",
+            "correct horse",
+        ],
+    ));
+    let k = json_out(&cli(
+        db,
+        &[
+            "admin",
+            "create-api-key",
+            "--user",
+            &u["userId"].to_string(),
+        ],
+    ));
+    let me = app.get("/api/v2/me", k["apiKey"].as_str().unwrap()).await;
+    assert_eq!(me.data()["account"]["assistantEnabled"], Value::from(false));
+    assert_eq!(
+        me.data()["account"]["sharedConversationsEnabled"],
+        Value::from(false)
+    );
+    assert_eq!(
+        me.data()["account"]["phoneLinesEnabled"],
+        Value::from(false)
+    );
+    assert_eq!(me.data()["user"]["role"], Value::from("super-admin"));
+}
+
+#[actix_web::test]
+async fn admin_commands_reject_bad_input_and_write_nothing() {
+    let app = spawn_app().await;
+    let db = &app.database_url;
+    let t = app.tenant().await;
+    let uid = t.user_id.to_string();
+    let before = counts(&app).await;
+    fails(
+        &cli(db, &["admin", "create-account", "--name", "  "]),
+        "name",
+    );
+    fails(
+        &cli(
+            db,
+            &[
+                "admin",
+                "create-user",
+                "--account",
+                "nope",
+                "--email",
+                "a@b.example",
+                "--name",
+                "A",
+            ],
+        ),
+        "unknown account",
+    );
+    fails(
+        &cli(
+            db,
+            &[
+                "admin",
+                "create-user",
+                "--account",
+                &t.account_id,
+                "--email",
+                "not-an-email",
+                "--name",
+                "A",
+            ],
+        ),
+        "invalid email",
+    );
+    fails(
+        &cli(
+            db,
+            &[
+                "admin",
+                "create-user",
+                "--account",
+                &t.account_id,
+                "--email",
+                "a@b.example",
+                "--name",
+                "A",
+                "--role",
+                "owner",
+            ],
+        ),
+        "unknown role",
+    );
+    fails(
+        &cli(
+            db,
+            &[
+                "admin",
+                "create-user",
+                "--account",
+                &t.account_id,
+                "--email",
+                &t.email,
+                "--name",
+                "Dup",
+            ],
+        ),
+        "already exists",
+    );
+    fails(
+        &cli(
+            db,
+            &[
+                "admin",
+                "create-user",
+                "--account",
+                &t.account_id,
+                "--email",
+                "c@b.example",
+                "--name",
+                "A",
+                "--password",
+                "short",
+            ],
+        ),
+        "password",
+    );
+    fails(
+        &cli(db, &["admin", "create-api-key", "--user", "999999"]),
+        "unknown user",
+    );
+    fails(
+        &cli(db, &["admin", "create-api-key", "--user", "abc"]),
+        "unknown user",
+    );
+    fails(
+        &cli(
+            db,
+            &[
+                "admin",
+                "create-api-key",
+                "--user",
+                &uid,
+                "--permission",
+                "platform:root",
+            ],
+        ),
+        "unknown permission",
+    );
+    fails(
+        &cli(
+            db,
+            &[
+                "admin",
+                "provision-line",
+                "--account",
+                &t.account_id,
+                "--number",
+                "4155550123",
+                "--kind",
+                "sms",
+            ],
+        ),
+        "E.164",
+    );
+    fails(
+        &cli(
+            db,
+            &[
+                "admin",
+                "provision-line",
+                "--account",
+                &t.account_id,
+                "--number",
+                "+1555",
+                "--kind",
+                "sms",
+            ],
+        ),
+        "E.164",
+    );
+    fails(
+        &cli(
+            db,
+            &[
+                "admin",
+                "provision-line",
+                "--account",
+                &t.account_id,
+                "--number",
+                "+14155550123",
+                "--kind",
+                "mms",
+            ],
+        ),
+        "kind",
+    );
+    fails(
+        &cli(
+            db,
+            &[
+                "admin",
+                "provision-line",
+                "--account",
+                "nope",
+                "--number",
+                "+14155550123",
+                "--kind",
+                "sms",
+            ],
+        ),
+        "unknown account",
+    );
+    fails(
+        &cli(
+            db,
+            &[
+                "admin",
+                "provision-line",
+                "--account",
+                &t.account_id,
+                "--number",
+                "+14155550123",
+                "--kind",
+                "fax",
+                "--rcs-agent-verified",
+            ],
+        ),
+        "sms",
+    );
+    fails(
+        &cli(
+            db,
+            &[
+                "admin",
+                "register-storefront",
+                "--name",
+                "S",
+                "--url",
+                "http://seller.example.com/mcp",
+            ],
+        ),
+        "https",
+    );
+    fails(
+        &cli(
+            db,
+            &[
+                "admin",
+                "register-storefront",
+                "--name",
+                "S",
+                "--url",
+                "https://127.0.0.1/mcp",
+            ],
+        ),
+        "public",
+    );
+    fails(
+        &cli(
+            db,
+            &[
+                "admin",
+                "register-storefront",
+                "--name",
+                "S",
+                "--url",
+                "https://user:pw@seller.example.com/",
+            ],
+        ),
+        "credentials",
+    );
+    fails(
+        &cli(
+            db,
+            &[
+                "admin",
+                "register-storefront",
+                "--name",
+                "S",
+                "--url",
+                "not a url",
+            ],
+        ),
+        "invalid URL",
+    );
+    fails(
+        &cli(db, &["admin", "revoke-api-key", "--key", "agk_nope"]),
+        "no live API key",
+    );
+    assert_eq!(
+        counts(&app).await,
+        before,
+        "failed commands must write nothing"
+    );
+
+    // A number already provisioned is not claimed by another account.
+    json_out(&cli(
+        db,
+        &[
+            "admin",
+            "provision-line",
+            "--account",
+            &t.account_id,
+            "--number",
+            "+14155550123",
+            "--kind",
+            "sms",
+        ],
+    ));
+    let other = app.tenant().await;
+    fails(
+        &cli(
+            db,
+            &[
+                "admin",
+                "provision-line",
+                "--account",
+                &other.account_id,
+                "--number",
+                "+14155550123",
+                "--kind",
+                "sms",
+            ],
+        ),
+        "already provisioned",
+    );
+}
+
+#[actix_web::test]
+async fn a_key_revoked_by_the_operator_stops_working() {
+    let app = spawn_app().await;
+    let t = app.tenant().await;
+    let prefix = t.key.split('_').nth(1).unwrap();
+    json_out(&cli(
+        &app.database_url,
+        &["admin", "revoke-api-key", "--key", prefix],
+    ));
+    // A fresh instance has no cache: the revocation is in the database.
+    let second = spawn_on(&app.database_url, |_| {}).await;
+    second
+        .get("/api/v2/me", &t.key)
+        .await
+        .assert_error(401, "UNAUTHORIZED");
+}
+
+#[actix_web::test]
+async fn insecure_storefront_urls_need_the_explicit_opt_in() {
+    let app = spawn_app().await;
+    let out = Command::new(env!("CARGO_BIN_EXE_agentic-api"))
+        .args([
+            "admin",
+            "register-storefront",
+            "--name",
+            "Local",
+            "--url",
+            "http://127.0.0.1:9999/mcp",
+        ])
+        .env("AGENTIC_DATABASE_URL", &app.database_url)
+        .env("AGENTIC_ALLOW_INSECURE_URLS", "true")
+        .output()
+        .unwrap();
+    assert!(json_out(&out)["storefrontId"].is_i64());
+}
+
+fn spawn_serve(
+    db: &str,
+    extra: &[&str],
+) -> (std::process::Child, BufReader<std::process::ChildStdout>) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_agentic-api"))
+        .arg("serve")
+        .args(extra)
+        .env("AGENTIC_DATABASE_URL", db)
+        .env("AGENTIC_BIND", "127.0.0.1:0")
+        .env("AGENTIC_LOG", "warn")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let out = BufReader::new(child.stdout.take().unwrap());
+    (child, out)
+}
+
+fn read_until_listening(out: &mut BufReader<std::process::ChildStdout>) -> (String, Vec<String>) {
+    let mut lines = Vec::new();
+    loop {
+        let mut line = String::new();
+        assert!(
+            out.read_line(&mut line).unwrap() > 0,
+            "server exited early: {lines:?}"
+        );
+        if let Some(i) = line.find("listening on http://") {
+            return (line[i + "listening on ".len()..].trim().to_string(), lines);
+        }
+        lines.push(line);
+    }
+}
+
+fn sigterm_and_wait(child: &mut std::process::Child) -> std::process::ExitStatus {
+    Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    for _ in 0..200 {
+        if let Some(status) = child.try_wait().unwrap() {
+            return status;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    child.kill().ok();
+    panic!("server did not stop on SIGTERM");
+}
+
+#[actix_web::test]
+async fn serve_prints_the_real_port_and_stops_gracefully_on_sigterm() {
+    let (db, _dir) = fresh_database().await;
+    let (mut child, mut out) = spawn_serve(&db, &[]);
+    let (base, _) = read_until_listening(&mut out);
+    let port: u16 = base.rsplit(':').next().unwrap().parse().unwrap();
+    assert_ne!(port, 0);
+    let client = awc::Client::default();
+    let res = client.get(format!("{base}/healthz")).send().await.unwrap();
+    assert_eq!(res.status(), 200);
+    assert!(sigterm_and_wait(&mut child).success());
+}
+
+#[actix_web::test]
+async fn serve_demo_seeds_idempotently_and_prints_a_working_key() {
+    let (db, _dir) = fresh_database().await;
+    let mut keys = Vec::new();
+    for _ in 0..2 {
+        let (mut child, mut out) = spawn_serve(&db, &["--demo"]);
+        let (base, lines) = read_until_listening(&mut out);
+        let key = lines
+            .iter()
+            .find_map(|l| l.split_whitespace().find(|w| w.starts_with("agk_")))
+            .unwrap_or_else(|| panic!("no key printed: {lines:?}"))
+            .to_string();
+        let client = awc::Client::default();
+        let mut res = client
+            .get(format!("{base}/api/v2/me"))
+            .insert_header(("Authorization", format!("Bearer {key}")))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(res.status(), 200);
+        let me: Value = res.json().await.unwrap();
+        assert_eq!(
+            me["data"]["permissions"],
+            serde_json::json!(["platform:write"])
+        );
+        assert_eq!(me["data"]["user"]["role"], Value::from("admin"));
+        assert_eq!(
+            me["data"]["account"]["phoneLinesEnabled"],
+            Value::from(true)
+        );
+        keys.push((key, me["data"]["account"]["id"].clone()));
+        assert!(sigterm_and_wait(&mut child).success());
+    }
+    assert_eq!(keys[0].1, keys[1].1, "same demo account both times");
+    assert_ne!(keys[0].0, keys[1].0, "a fresh key each start");
+    let conn = agentic_api::db::connect(&db).await.unwrap();
+    assert_eq!(
+        entity::account::Entity::find().count(&conn).await.unwrap(),
+        1
+    );
+    assert_eq!(entity::user::Entity::find().count(&conn).await.unwrap(), 1);
+    assert_eq!(
+        entity::phone_line::Entity::find()
+            .count(&conn)
+            .await
+            .unwrap(),
+        2
+    );
+}
+
+#[actix_web::test]
+async fn migrate_applies_the_schema_and_is_repeatable() {
+    let (db, _dir) = fresh_database().await;
+    for _ in 0..2 {
+        let out = cli(&db, &["migrate"]);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let conn = agentic_api::db::connect(&db).await.unwrap();
+    assert_eq!(
+        entity::account::Entity::find().count(&conn).await.unwrap(),
+        0
+    );
+}

@@ -1,6 +1,6 @@
 //! Test harness: spawn the app on port 0 with a fresh database, tenant
 //! factories built on the admin CLI's code, a JSON client and an SSE client.
-#![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
+#![allow(dead_code)]
 
 use std::time::Duration;
 
@@ -295,10 +295,10 @@ impl TestApp {
                 buf.push_str(&String::from_utf8_lossy(&chunk));
                 while let Some(end) = buf.find("\n\n") {
                     let block: String = buf.drain(..end + 2).collect();
-                    if let Some(ev) = SseEvent::parse(&block) {
-                        if tx.send(ev).is_err() {
-                            return;
-                        }
+                    if let Some(ev) = SseEvent::parse(&block)
+                        && tx.send(ev).is_err()
+                    {
+                        return;
                     }
                 }
             }

@@ -1,3 +1,4 @@
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 //! One test binary: the real app over real HTTP, a fresh database per test.
 //! Set `AGENTIC_TEST_DATABASE_URL=postgres://...` to run on PostgreSQL.
 
