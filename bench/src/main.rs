@@ -1,1 +1,92 @@
-fn main() {}
+//! Benchmark harness: builds and starts the release server on a fresh
+//! database, seeds tenants through the operator CLI, and runs named scenarios
+//! with its own load generator. Results are ratios within one run.
+//!
+//!     cargo run --release -p bench -- auth-read [--seconds 10] [--connections 32]
+
+mod load;
+mod server;
+
+use anyhow::{Context, bail};
+
+struct Args {
+    scenario: String,
+    seconds: u64,
+    connections: usize,
+    database_url: Option<String>,
+}
+
+fn parse_args() -> anyhow::Result<Args> {
+    let mut it = std::env::args().skip(1);
+    let mut args = Args {
+        scenario: String::new(),
+        seconds: 10,
+        connections: 32,
+        database_url: None,
+    };
+    while let Some(a) = it.next() {
+        match a.as_str() {
+            "--seconds" => args.seconds = it.next().context("--seconds N")?.parse()?,
+            "--connections" => args.connections = it.next().context("--connections N")?.parse()?,
+            "--database-url" => args.database_url = Some(it.next().context("--database-url URL")?),
+            "-h" | "--help" => {
+                println!("usage: bench SCENARIO [--seconds N] [--connections N] [--database-url URL]\nscenarios: {}", SCENARIOS.join(", "));
+                std::process::exit(0);
+            }
+            s if args.scenario.is_empty() && !s.starts_with('-') => args.scenario = s.to_string(),
+            other => bail!("unknown argument {other}"),
+        }
+    }
+    if args.scenario.is_empty() {
+        bail!("name a scenario: {}", SCENARIOS.join(", "));
+    }
+    Ok(args)
+}
+
+const SCENARIOS: &[&str] = &["auth-read"];
+
+fn main() -> anyhow::Result<()> {
+    let args = parse_args()?;
+    // One core for the load generator; the server gets its own process.
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+    rt.block_on(async move {
+        match args.scenario.as_str() {
+            "auth-read" => auth_read(&args).await,
+            other => bail!("unknown scenario {other}; known: {}", SCENARIOS.join(", ")),
+        }
+    })
+}
+
+/// `GET /api/v2/me` (bearer auth, rate limiting, envelope) against `GET /healthz`.
+async fn auth_read(args: &Args) -> anyhow::Result<()> {
+    let server = server::Server::start(args.database_url.as_deref()).await?;
+    let key = server.seed_tenant("platform:write")?;
+    let auth = format!("Bearer {key}");
+    let me = load::Target::get(server.addr, "/api/v2/me", Some(&auth));
+    let health = load::Target::get(server.addr, "/healthz", None);
+    me.check(200).await?;
+    health.check(200).await?;
+
+    let secs = args.seconds.max(2);
+    // Warm-up, then alternate the two endpoints so drift hits both alike.
+    load::run(&health, args.connections, 1).await?;
+    load::run(&me, args.connections, 1).await?;
+    let mut h = load::Stats::default();
+    let mut m = load::Stats::default();
+    for _ in 0..2 {
+        h.merge(load::run(&health, args.connections, secs / 2).await?);
+        m.merge(load::run(&me, args.connections, secs / 2).await?);
+    }
+    println!();
+    println!("scenario auth-read: {} connections, {} s per endpoint, {}", args.connections, secs, server.backend());
+    println!("| endpoint | req/s | p50 ms | p99 ms | errors |");
+    println!("|---|---:|---:|---:|---:|");
+    for (name, s) in [("GET /healthz", &h), ("GET /api/v2/me", &m)] {
+        println!("| {name} | {:.0} | {:.2} | {:.2} | {} |", s.rps(), s.percentile(50.0), s.percentile(99.0), s.errors);
+    }
+    let ratio = m.rps() / h.rps();
+    println!();
+    println!("ratio /api/v2/me : /healthz = {:.1}% (target >= 50%)", ratio * 100.0);
+    println!("server RSS after run: {} KiB", server.rss_kib().unwrap_or(0));
+    Ok(())
+}
