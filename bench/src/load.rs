@@ -19,7 +19,11 @@ pub struct Target {
 
 impl Target {
     pub fn get(addr: SocketAddr, path: &str, auth: Option<&str>) -> Target {
-        Target { addr, path: path.into(), auth: auth.map(String::from) }
+        Target {
+            addr,
+            path: path.into(),
+            auth: auth.map(String::from),
+        }
     }
 
     fn request(&self) -> anyhow::Result<Request<Empty<Bytes>>> {
@@ -28,6 +32,45 @@ impl Target {
             b = b.header("authorization", a);
         }
         Ok(b.body(Empty::new())?)
+    }
+
+    /// One JSON request on a fresh connection (setup, not measured); fails on a
+    /// non-2xx answer.
+    pub async fn json(
+        &self,
+        method: &str,
+        body: Option<serde_json::Value>,
+    ) -> anyhow::Result<serde_json::Value> {
+        let stream = tokio::net::TcpStream::connect(self.addr).await?;
+        let (mut tx, conn) = hyper::client::conn::http1::handshake(TokioIo::new(stream)).await?;
+        tokio::spawn(conn);
+        let mut b = Request::builder()
+            .method(method)
+            .uri(&self.path)
+            .header("host", self.addr.to_string());
+        if let Some(a) = &self.auth {
+            b = b.header("authorization", a);
+        }
+        let payload = match body {
+            Some(v) => {
+                b = b.header("content-type", "application/json");
+                Bytes::from(serde_json::to_vec(&v)?)
+            }
+            None => Bytes::new(),
+        };
+        let res = tx
+            .send_request(b.body(http_body_util::Full::new(payload))?)
+            .await?;
+        let status = res.status();
+        let bytes = res.into_body().collect().await?.to_bytes();
+        if !status.is_success() {
+            bail!(
+                "{method} {} answered {status}: {}",
+                self.path,
+                String::from_utf8_lossy(&bytes)
+            );
+        }
+        Ok(serde_json::from_slice(&bytes)?)
     }
 
     /// One request; fails unless the status matches.
@@ -39,7 +82,11 @@ impl Target {
         let got = res.status().as_u16();
         let body = res.into_body().collect().await?.to_bytes();
         if got != status {
-            bail!("{} answered {got}: {}", self.path, String::from_utf8_lossy(&body));
+            bail!(
+                "{} answered {got}: {}",
+                self.path,
+                String::from_utf8_lossy(&body)
+            );
         }
         Ok(())
     }

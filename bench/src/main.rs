@@ -5,15 +5,21 @@
 //!     cargo run --release -p bench -- auth-read [--seconds 10] [--connections 32]
 
 mod load;
+mod rooms;
 mod server;
+mod sse;
 
 use anyhow::{Context, bail};
 
-struct Args {
-    scenario: String,
-    seconds: u64,
-    connections: usize,
-    database_url: Option<String>,
+pub struct Args {
+    pub scenario: String,
+    pub seconds: u64,
+    pub connections: usize,
+    pub database_url: Option<String>,
+    /// room-fanout: subscriber counts, run in increasing order on one room.
+    pub sizes: Vec<usize>,
+    /// room-fanout: posts per second.
+    pub rate: u64,
 }
 
 fn parse_args() -> anyhow::Result<Args> {
@@ -23,14 +29,28 @@ fn parse_args() -> anyhow::Result<Args> {
         seconds: 10,
         connections: 32,
         database_url: None,
+        sizes: vec![100, 1000, 5000],
+        rate: 20,
     };
     while let Some(a) = it.next() {
         match a.as_str() {
             "--seconds" => args.seconds = it.next().context("--seconds N")?.parse()?,
             "--connections" => args.connections = it.next().context("--connections N")?.parse()?,
             "--database-url" => args.database_url = Some(it.next().context("--database-url URL")?),
+            "--sizes" => {
+                args.sizes = it
+                    .next()
+                    .context("--sizes N,N,...")?
+                    .split(',')
+                    .map(|s| s.trim().parse())
+                    .collect::<Result<_, _>>()?
+            }
+            "--rate" => args.rate = it.next().context("--rate N")?.parse()?,
             "-h" | "--help" => {
-                println!("usage: bench SCENARIO [--seconds N] [--connections N] [--database-url URL]\nscenarios: {}", SCENARIOS.join(", "));
+                println!(
+                    "usage: bench SCENARIO [--seconds N] [--connections N] [--database-url URL] [--sizes 100,1000,5000] [--rate POSTS_PER_S]\nscenarios: {}",
+                    SCENARIOS.join(", ")
+                );
                 std::process::exit(0);
             }
             s if args.scenario.is_empty() && !s.starts_with('-') => args.scenario = s.to_string(),
@@ -43,15 +63,19 @@ fn parse_args() -> anyhow::Result<Args> {
     Ok(args)
 }
 
-const SCENARIOS: &[&str] = &["auth-read"];
+const SCENARIOS: &[&str] = &["auth-read", "room-fanout", "conversations-list"];
 
 fn main() -> anyhow::Result<()> {
     let args = parse_args()?;
     // One core for the load generator; the server gets its own process.
-    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
     rt.block_on(async move {
         match args.scenario.as_str() {
             "auth-read" => auth_read(&args).await,
+            "room-fanout" => rooms::room_fanout(&args).await,
+            "conversations-list" => rooms::conversations_list(&args).await,
             other => bail!("unknown scenario {other}; known: {}", SCENARIOS.join(", ")),
         }
     })
@@ -78,15 +102,32 @@ async fn auth_read(args: &Args) -> anyhow::Result<()> {
         m.merge(load::run(&me, args.connections, secs / 2).await?);
     }
     println!();
-    println!("scenario auth-read: {} connections, {} s per endpoint, {}", args.connections, secs, server.backend());
+    println!(
+        "scenario auth-read: {} connections, {} s per endpoint, {}",
+        args.connections,
+        secs,
+        server.backend()
+    );
     println!("| endpoint | req/s | p50 ms | p99 ms | errors |");
     println!("|---|---:|---:|---:|---:|");
     for (name, s) in [("GET /healthz", &h), ("GET /api/v2/me", &m)] {
-        println!("| {name} | {:.0} | {:.2} | {:.2} | {} |", s.rps(), s.percentile(50.0), s.percentile(99.0), s.errors);
+        println!(
+            "| {name} | {:.0} | {:.2} | {:.2} | {} |",
+            s.rps(),
+            s.percentile(50.0),
+            s.percentile(99.0),
+            s.errors
+        );
     }
     let ratio = m.rps() / h.rps();
     println!();
-    println!("ratio /api/v2/me : /healthz = {:.1}% (target >= 50%)", ratio * 100.0);
-    println!("server RSS after run: {} KiB", server.rss_kib().unwrap_or(0));
+    println!(
+        "ratio /api/v2/me : /healthz = {:.1}% (target >= 50%)",
+        ratio * 100.0
+    );
+    println!(
+        "server RSS after run: {} KiB",
+        server.rss_kib().unwrap_or(0)
+    );
     Ok(())
 }

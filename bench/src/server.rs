@@ -35,7 +35,14 @@ fn workspace_root() -> PathBuf {
 fn build_server() -> anyhow::Result<PathBuf> {
     let root = workspace_root();
     let status = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
-        .args(["build", "--release", "-p", "agentic-api", "--bin", "agentic-api"])
+        .args([
+            "build",
+            "--release",
+            "-p",
+            "agentic-api",
+            "--bin",
+            "agentic-api",
+        ])
         .current_dir(&root)
         .status()
         .context("running cargo build")?;
@@ -54,7 +61,8 @@ impl Server {
         let (database_url, dir) = match database_url {
             Some(u) => (u.to_string(), None),
             None => {
-                let dir = std::env::temp_dir().join(format!("agentic-bench-{}", std::process::id()));
+                let dir =
+                    std::env::temp_dir().join(format!("agentic-bench-{}", std::process::id()));
                 std::fs::create_dir_all(&dir)?;
                 let url = format!("sqlite://{}/bench.db?mode=rwc", dir.display());
                 (url, Some(TempDir(dir)))
@@ -93,7 +101,11 @@ impl Server {
     }
 
     pub fn backend(&self) -> &'static str {
-        if self.database_url.starts_with("postgres") { "PostgreSQL" } else { "SQLite" }
+        if self.database_url.starts_with("postgres") {
+            "PostgreSQL"
+        } else {
+            "SQLite"
+        }
     }
 
     pub fn admin(&self, args: &[&str]) -> anyhow::Result<serde_json::Value> {
@@ -113,11 +125,30 @@ impl Server {
     pub fn seed_tenant(&self, permission: &str) -> anyhow::Result<String> {
         let acct = self.admin(&["create-account", "--name", "Bench"])?;
         let account = acct["accountId"].as_str().context("accountId")?.to_string();
-        self.seed_user(&account, &format!("bench-{}@example.com", std::process::id()), permission)
+        self.seed_user(
+            &account,
+            &format!("bench-{}@example.com", std::process::id()),
+            permission,
+        )
     }
 
-    pub fn seed_user(&self, account: &str, email: &str, permission: &str) -> anyhow::Result<String> {
-        let user = self.admin(&["create-user", "--account", account, "--email", email, "--name", "Bench", "--role", "admin"])?;
+    pub fn seed_user(
+        &self,
+        account: &str,
+        email: &str,
+        permission: &str,
+    ) -> anyhow::Result<String> {
+        let user = self.admin(&[
+            "create-user",
+            "--account",
+            account,
+            "--email",
+            email,
+            "--name",
+            "Bench",
+            "--role",
+            "admin",
+        ])?;
         let uid = user["userId"].to_string();
         let key = self.admin(&["create-api-key", "--user", &uid, "--permission", permission])?;
         Ok(key["apiKey"].as_str().context("apiKey")?.to_string())
@@ -138,7 +169,9 @@ impl Server {
 
 impl Drop for Server {
     fn drop(&mut self) {
-        let _ = Command::new("kill").args(["-TERM", &self.child.id().to_string()]).status();
+        let _ = Command::new("kill")
+            .args(["-TERM", &self.child.id().to_string()])
+            .status();
         let _ = self.child.wait();
     }
 }

@@ -1,0 +1,252 @@
+//! Scenarios of the shared-conversation rooms (issue 3).
+
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, bail};
+use serde_json::{Value, json};
+
+use crate::Args;
+use crate::load::{self, Target, percentile_ms};
+use crate::server::Server;
+use crate::sse::{self, Receipts};
+
+/// One JSON request over a fresh connection (setup only, not measured).
+async fn call(
+    server: &Server,
+    method: &str,
+    path: &str,
+    auth: &str,
+    body: Option<Value>,
+) -> anyhow::Result<Value> {
+    let t = Target {
+        addr: server.addr,
+        path: path.into(),
+        auth: Some(auth.into()),
+    };
+    t.json(method, body).await
+}
+
+/// N SSE subscribers on one shared room; posts at a steady rate; latency from
+/// each POST's response to receipt at every subscriber.
+pub async fn room_fanout(args: &Args) -> anyhow::Result<()> {
+    let server = Server::start(args.database_url.as_deref()).await?;
+    let account = server.admin(&["create-account", "--name", "Fanout"])?["accountId"]
+        .as_str()
+        .context("accountId")?
+        .to_string();
+    // A handful of teammates share the subscriptions (presence stays small).
+    let mut keys = Vec::new();
+    for i in 0..8 {
+        keys.push(format!(
+            "Bearer {}",
+            server.seed_user(
+                &account,
+                &format!("fan{i}-{}@example.com", std::process::id()),
+                "platform:write"
+            )?
+        ));
+    }
+    let conv = call(
+        &server,
+        "POST",
+        "/api/v2/assistant/conversations",
+        &keys[0],
+        Some(json!({"sharingEnabled": true})),
+    )
+    .await?;
+    let uid = conv["data"]["conversation"]["conversationUid"]
+        .as_str()
+        .context("conversationUid")?
+        .to_string();
+    let events = format!("/api/v2/assistant/conversations/{uid}/events");
+    let messages = format!("/api/v2/assistant/conversations/{uid}/messages");
+
+    println!();
+    println!(
+        "scenario room-fanout: one shared room, {} posts/s for {} s per size, {}",
+        args.rate,
+        args.seconds,
+        server.backend()
+    );
+    println!(
+        "| subscribers | posts | deliveries | p50 ms | p99 ms | max ms | posts/s | RSS per idle connection |"
+    );
+    println!("|---:|---:|---:|---:|---:|---:|---:|---:|");
+    let mut handles = Vec::new();
+    let receipts: Receipts = Default::default();
+    for &n in &args.sizes {
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        let before = server.rss_kib().unwrap_or(0);
+        let before_count = handles.len();
+        // Connect in batches so the listen backlog never overflows.
+        while handles.len() < n {
+            let batch = (n - handles.len()).min(200);
+            let mut pending = Vec::with_capacity(batch);
+            for i in 0..batch {
+                let key = &keys[(handles.len() + i) % keys.len()];
+                pending.push(sse::subscribe(server.addr, &events, key, receipts.clone()));
+            }
+            for p in futures_util::future::join_all(pending).await {
+                handles.push(p?);
+            }
+        }
+        tokio::time::sleep(Duration::from_secs(2)).await;
+        let after = server.rss_kib().unwrap_or(0);
+        let per_conn =
+            (after.saturating_sub(before)) as f64 * 1024.0 / (n - before_count).max(1) as f64;
+
+        receipts.lock().await.clear();
+        let interval = Duration::from_secs_f64(1.0 / args.rate as f64);
+        let mut posted: Vec<(u64, Instant)> = Vec::new();
+        let start = Instant::now();
+        let mut tick = tokio::time::interval(interval);
+        while start.elapsed() < Duration::from_secs(args.seconds) {
+            tick.tick().await;
+            let res = call(
+                &server,
+                "POST",
+                &messages,
+                &keys[0],
+                Some(json!({"audience": "room", "content": "bench message"})),
+            )
+            .await?;
+            let done = Instant::now();
+            let seq = res["data"]["message"]["sequence"]
+                .as_u64()
+                .context("sequence")?;
+            posted.push((seq, done));
+        }
+        let post_secs = start.elapsed().as_secs_f64();
+        // Let the last deliveries land.
+        let wait_until = Instant::now() + Duration::from_secs(10);
+        loop {
+            let got = receipts.lock().await.values().map(Vec::len).sum::<usize>();
+            if got >= posted.len() * n || Instant::now() > wait_until {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        let map = receipts.lock().await;
+        let mut lat_us = Vec::new();
+        for (seq, t_resp) in &posted {
+            for t in map.get(seq).map(Vec::as_slice).unwrap_or(&[]) {
+                lat_us.push(
+                    t.saturating_duration_since(*t_resp)
+                        .as_micros()
+                        .min(u32::MAX as u128) as u32,
+                );
+            }
+        }
+        let expected = posted.len() * n;
+        if lat_us.len() < expected {
+            println!(
+                "(warning: {} of {} deliveries arrived)",
+                lat_us.len(),
+                expected
+            );
+        }
+        let max = lat_us.iter().max().copied().unwrap_or(0) as f64 / 1000.0;
+        println!(
+            "| {n} | {} | {} | {:.2} | {:.2} | {:.2} | {:.1} | {:.1} KiB |",
+            posted.len(),
+            lat_us.len(),
+            percentile_ms(&lat_us, 50.0),
+            percentile_ms(&lat_us, 99.0),
+            max,
+            posted.len() as f64 / post_secs,
+            per_conn / 1024.0
+        );
+        drop(map);
+    }
+    for h in handles {
+        h.abort();
+    }
+    Ok(())
+}
+
+/// `GET /api/v2/assistant/conversations` (visibility query, presence, envelope)
+/// against `GET /healthz`.
+pub async fn conversations_list(args: &Args) -> anyhow::Result<()> {
+    let server = Server::start(args.database_url.as_deref()).await?;
+    let account = server.admin(&["create-account", "--name", "Lister"])?["accountId"]
+        .as_str()
+        .context("accountId")?
+        .to_string();
+    let me = format!(
+        "Bearer {}",
+        server.seed_user(
+            &account,
+            &format!("list-a-{}@example.com", std::process::id()),
+            "platform:write"
+        )?
+    );
+    let mate = format!(
+        "Bearer {}",
+        server.seed_user(
+            &account,
+            &format!("list-b-{}@example.com", std::process::id()),
+            "platform:write"
+        )?
+    );
+    // 30 own conversations (half shared) and 30 of a teammate (half shared).
+    for i in 0..60 {
+        let key = if i % 2 == 0 { &me } else { &mate };
+        let res = call(
+            &server,
+            "POST",
+            "/api/v2/assistant/conversations",
+            key,
+            Some(json!({"sharingEnabled": i % 4 < 2})),
+        )
+        .await?;
+        if res["data"]["conversation"]["conversationUid"]
+            .as_str()
+            .is_none()
+        {
+            bail!("create failed: {res}");
+        }
+    }
+    let list = Target::get(
+        server.addr,
+        "/api/v2/assistant/conversations?take=20",
+        Some(&me),
+    );
+    let health = Target::get(server.addr, "/healthz", None);
+    list.check(200).await?;
+    let secs = args.seconds.max(2);
+    load::run(&health, args.connections, 1).await?;
+    load::run(&list, args.connections, 1).await?;
+    let mut h = load::Stats::default();
+    let mut l = load::Stats::default();
+    for _ in 0..2 {
+        h.merge(load::run(&health, args.connections, secs / 2).await?);
+        l.merge(load::run(&list, args.connections, secs / 2).await?);
+    }
+    println!();
+    println!(
+        "scenario conversations-list: {} connections, {} s per endpoint, 45 visible of 60 conversations, take=20, {}",
+        args.connections,
+        secs,
+        server.backend()
+    );
+    println!("| endpoint | req/s | p50 ms | p99 ms | errors |");
+    println!("|---|---:|---:|---:|---:|");
+    for (name, s) in [
+        ("GET /healthz", &h),
+        ("GET /api/v2/assistant/conversations", &l),
+    ] {
+        println!(
+            "| {name} | {:.0} | {:.2} | {:.2} | {} |",
+            s.rps(),
+            s.percentile(50.0),
+            s.percentile(99.0),
+            s.errors
+        );
+    }
+    println!();
+    println!(
+        "ratio list : /healthz = {:.1}% (target >= 40%)",
+        l.rps() / h.rps() * 100.0
+    );
+    Ok(())
+}
