@@ -31,12 +31,13 @@ pub fn api_v2(cfg: &mut ServiceConfig) {
 
 /// The OpenAPI document of every registered route.
 pub fn openapi_document() -> utoipa::openapi::OpenApi {
-    let (_, doc) = App::new()
+    let (_, mut doc) = App::new()
         .into_utoipa_app()
         .openapi(ApiDoc::openapi())
         .configure(health::configure)
         .service(scope("/api/v2").configure(api_v2))
         .split_for_parts();
+    openapi::add_common_responses(&mut doc);
     doc
 }
 

@@ -37,6 +37,60 @@ impl Modify for BearerAuth {
     }
 }
 
+/// Documents the errors every operation can return (rate limit, internal error,
+/// and for operations with a body: validation, size and media type), so the
+/// document lists every status the server can actually produce.
+pub fn add_common_responses(doc: &mut utoipa::openapi::OpenApi) {
+    use utoipa::openapi::{ContentBuilder, Ref, RefOr, ResponseBuilder};
+    let error = |description: &str| {
+        RefOr::T(
+            ResponseBuilder::new()
+                .description(description)
+                .content(
+                    "application/json",
+                    ContentBuilder::new()
+                        .schema(Some(Ref::from_schema_name("ErrorEnvelope")))
+                        .build(),
+                )
+                .build(),
+        )
+    };
+    for (path, item) in doc.paths.paths.iter_mut() {
+        let public = path == "/healthz" || path == "/readyz" || path.ends_with("/openapi.json");
+        for op in [
+            &mut item.get,
+            &mut item.put,
+            &mut item.post,
+            &mut item.delete,
+            &mut item.patch,
+        ]
+        .into_iter()
+        .flatten()
+        {
+            let responses = &mut op.responses.responses;
+            if !public {
+                responses.entry("429".into()).or_insert_with(|| {
+                    error("RATE_LIMITED; see Retry-After and RateLimit-* headers")
+                });
+            }
+            responses
+                .entry("500".into())
+                .or_insert_with(|| error("INTERNAL_ERROR; safe to retry once"));
+            if op.request_body.is_some() {
+                responses
+                    .entry("400".into())
+                    .or_insert_with(|| error("VALIDATION_ERROR"));
+                responses
+                    .entry("413".into())
+                    .or_insert_with(|| error("PAYLOAD_TOO_LARGE"));
+                responses
+                    .entry("415".into())
+                    .or_insert_with(|| error("UNSUPPORTED_MEDIA_TYPE"));
+            }
+        }
+    }
+}
+
 /// The rendered document, computed once at start-up.
 pub struct OpenApiJson(pub Vec<u8>);
 

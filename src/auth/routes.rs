@@ -15,7 +15,6 @@ use entity::{api_key, user};
 
 use crate::error::{ApiError, ApiResult};
 use crate::http::auth::{AccountInfo, UserInfo};
-use crate::http::pagination::PageParams;
 use crate::http::{ApiJson, Caller, Envelope, ErrorEnvelope, ListEnvelope, Page, envelope};
 use crate::state::AppState;
 use crate::types::Permission;
@@ -57,6 +56,7 @@ pub async fn me(caller: Caller) -> ApiResult<HttpResponse> {
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct MePatch {
     /// Display name, 1 to 255 characters after trimming.
+    #[schema(min_length = 1, max_length = 255, pattern = r"\S")]
     pub name: String,
 }
 
@@ -127,7 +127,7 @@ impl From<api_key::Model> for ApiKeyOut {
 #[utoipa::path(
     tag = "auth",
     security(("bearer" = [])),
-    params(PageParams),
+    params(Page<20, 100>),
     responses(
         (status = 200, body = ListEnvelope<Vec<ApiKeyOut>>),
         (status = 400, body = ErrorEnvelope),

@@ -16,14 +16,37 @@ pub struct Page<const DEFAULT: u64 = 20, const MAX: u64 = 100> {
     pub skip: u64,
 }
 
-/// Documentation of the shared query parameters.
-#[derive(Deserialize, IntoParams)]
-#[into_params(parameter_in = Query)]
-pub struct PageParams {
-    /// Page size (default and cap depend on the endpoint).
-    pub take: Option<u64>,
-    /// Rows to skip, default 0.
-    pub skip: Option<u64>,
+/// Documents `take`/`skip` with this endpoint's own default and cap:
+/// `params(Page<20, 100>)` in a `#[utoipa::path]`.
+impl<const DEFAULT: u64, const MAX: u64> IntoParams for Page<DEFAULT, MAX> {
+    fn into_params(
+        _: impl Fn() -> Option<utoipa::openapi::path::ParameterIn>,
+    ) -> Vec<utoipa::openapi::path::Parameter> {
+        use utoipa::openapi::path::{ParameterBuilder, ParameterIn};
+        use utoipa::openapi::schema::{ObjectBuilder, Type};
+        let int = |min: u64, max: u64, default: u64| {
+            ObjectBuilder::new()
+                .schema_type(Type::Integer)
+                .minimum(Some(min as f64))
+                .maximum(Some(max as f64))
+                .default(Some(default.into()))
+                .build()
+        };
+        vec![
+            ParameterBuilder::new()
+                .name("take")
+                .parameter_in(ParameterIn::Query)
+                .description(Some(format!("Page size, 1 to {MAX} (default {DEFAULT}).")))
+                .schema(Some(int(1, MAX, DEFAULT)))
+                .build(),
+            ParameterBuilder::new()
+                .name("skip")
+                .parameter_in(ParameterIn::Query)
+                .description(Some("Rows to skip (default 0)."))
+                .schema(Some(int(0, MAX_SKIP, 0)))
+                .build(),
+        ]
+    }
 }
 
 #[derive(Deserialize)]
