@@ -21,11 +21,12 @@ use crate::http::json::{BodyLimit, DEFAULT_BODY_LIMIT};
 use crate::http::middleware;
 use crate::openapi::{ApiDoc, OpenApiJson};
 use crate::state::AppState;
-use crate::{auth, health, openapi};
+use crate::{auth, conversations, health, openapi};
 
 /// Every route under `/api/v2`, domain by domain.
 pub fn api_v2(cfg: &mut ServiceConfig) {
     auth::routes::configure(cfg);
+    conversations::configure(cfg);
     cfg.service(openapi::openapi_json);
 }
 
@@ -65,6 +66,7 @@ impl Application {
         let doc = web::Data::new(OpenApiJson(serde_json::to_vec(&doc)?));
         let data = web::Data::new(state.clone());
 
+        state.bus.start_listener(state.shutdown.clone());
         let limits = state.limits.clone();
         actix_rt::spawn(async move {
             let mut tick = tokio::time::interval(Duration::from_secs(60));

@@ -51,6 +51,39 @@ pub struct Config {
     /// tracing filter, e.g. `info` or `agentic_api=debug`.
     #[arg(long, env = "AGENTIC_LOG", default_value = "info", global = true)]
     pub log: String,
+
+    /// Room stream tuning; not part of the operator contract (tests shorten it).
+    #[arg(skip)]
+    pub rooms: RoomTuning,
+}
+
+/// Timings and bounds of conversation rooms and their streams.
+#[derive(Debug, Clone)]
+pub struct RoomTuning {
+    /// Keep-alive comment interval; also how often presence is refreshed
+    /// and the database's reachability is checked.
+    pub keepalive: std::time::Duration,
+    /// Events buffered per subscriber before it counts as too slow.
+    pub subscriber_buffer: usize,
+    /// How long an empty room lingers before its actor stops.
+    pub idle_grace: std::time::Duration,
+}
+
+impl Default for RoomTuning {
+    fn default() -> Self {
+        RoomTuning {
+            keepalive: std::time::Duration::from_secs(15),
+            subscriber_buffer: 1024,
+            idle_grace: std::time::Duration::from_secs(10),
+        }
+    }
+}
+
+impl RoomTuning {
+    /// Presence rows older than this belong to a vanished instance.
+    pub fn presence_ttl(&self) -> std::time::Duration {
+        self.keepalive * 3
+    }
 }
 
 impl Config {
@@ -65,6 +98,7 @@ impl Config {
             auth_rate_limit: 40,
             carrier_url: None,
             log: "info".into(),
+            rooms: RoomTuning::default(),
         }
     }
 

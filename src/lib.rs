@@ -3,8 +3,10 @@
 pub mod admin;
 pub mod app;
 pub mod auth;
+pub mod bus;
 pub mod cli;
 pub mod config;
+pub mod conversations;
 pub mod db;
 pub mod demo;
 pub mod error;

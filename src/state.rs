@@ -5,7 +5,9 @@ use std::sync::Arc;
 use sea_orm::DatabaseConnection;
 
 use crate::auth::AuthService;
+use crate::bus::EventBus;
 use crate::config::Config;
+use crate::conversations::Rooms;
 use crate::http::rate_limit::RateLimits;
 
 #[derive(Clone)]
@@ -20,6 +22,10 @@ pub struct AppState {
     pub bound: std::net::SocketAddr,
     /// Cancelled on SIGINT/SIGTERM: long-lived streams end, workers drain.
     pub shutdown: tokio_util::sync::CancellationToken,
+    /// Fan-out between requests and instances.
+    pub bus: EventBus,
+    /// This instance's conversation rooms.
+    pub rooms: Rooms,
 }
 
 impl AppState {
@@ -28,7 +34,16 @@ impl AppState {
             .public_url
             .clone()
             .unwrap_or_else(|| format!("http://{bound}"));
+        let instance_id = uuid::Uuid::new_v4().simple().to_string();
+        let bus = if db.get_database_backend() == sea_orm::DbBackend::Postgres {
+            EventBus::postgres(instance_id, db.get_postgres_connection_pool().clone())
+        } else {
+            EventBus::in_process(instance_id)
+        };
+        let rooms = Rooms::new(db.clone(), bus.clone(), config.rooms.clone());
         AppState {
+            bus,
+            rooms,
             public_url: public_url.trim_end_matches('/').into(),
             bound,
             shutdown: tokio_util::sync::CancellationToken::new(),

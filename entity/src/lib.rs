@@ -2,6 +2,10 @@
 
 pub mod account;
 pub mod api_key;
+pub mod conversation;
+pub mod conversation_message;
+pub mod conversation_presence;
+pub mod conversation_settings;
 pub mod phone_line;
 pub mod storefront;
 pub mod user;

@@ -3,12 +3,16 @@
 pub use sea_orm_migration::prelude::*;
 
 mod m20261122_000001_tenancy;
+mod m20261122_000002_conversations;
 
 pub struct Migrator;
 
 #[async_trait::async_trait]
 impl MigratorTrait for Migrator {
     fn migrations() -> Vec<Box<dyn MigrationTrait>> {
-        vec![Box::new(m20261122_000001_tenancy::Migration)]
+        vec![
+            Box::new(m20261122_000001_tenancy::Migration),
+            Box::new(m20261122_000002_conversations::Migration),
+        ]
     }
 }

@@ -45,40 +45,77 @@ impl<T: DeserializeOwned + 'static> FromRequest for ApiJson<T> {
     type Future = LocalBoxFuture<'static, Result<Self, ApiError>>;
 
     fn from_request(req: &HttpRequest, payload: &mut Payload) -> Self::Future {
-        let limit = req
-            .app_data::<BodyLimit>()
-            .map(|l| l.0)
-            .unwrap_or(DEFAULT_BODY_LIMIT);
-        let json = is_json(req);
-        let declared: Option<usize> = req
-            .headers()
-            .get(header::CONTENT_LENGTH)
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.parse().ok());
-        let mut payload = payload.take();
+        let body = read_body(req, payload, false);
+        Box::pin(async move { parse_json(&body.await?).map(ApiJson) })
+    }
+}
+
+/// Like [`ApiJson`], but an absent body (no bytes) means `T::default()`:
+/// for creates whose every field is optional.
+pub struct OptionalJson<T>(pub T);
+
+impl<T: DeserializeOwned + Default + 'static> FromRequest for OptionalJson<T> {
+    type Error = ApiError;
+    type Future = LocalBoxFuture<'static, Result<Self, ApiError>>;
+
+    fn from_request(req: &HttpRequest, payload: &mut Payload) -> Self::Future {
+        let body = read_body(req, payload, true);
         Box::pin(async move {
-            if !json {
-                return Err(ApiError::UnsupportedMediaType(
-                    "Content-Type must be application/json".into(),
-                ));
+            let body = body.await?;
+            if body.is_empty() {
+                return Ok(OptionalJson(T::default()));
             }
-            if declared.is_some_and(|n| n > limit) {
-                return Err(ApiError::PayloadTooLarge { limit });
-            }
-            let mut body = bytes::BytesMut::new();
-            while let Some(chunk) = payload.next().await {
-                let chunk = chunk.map_err(|e| match e {
-                    actix_web::error::PayloadError::Overflow => ApiError::PayloadTooLarge { limit },
-                    other => ApiError::BadRequest(format!("could not read request body: {other}")),
-                })?;
-                if body.len() + chunk.len() > limit {
-                    return Err(ApiError::PayloadTooLarge { limit });
-                }
-                body.extend_from_slice(&chunk);
-            }
-            parse_json(&body).map(ApiJson)
+            parse_json(&body).map(OptionalJson)
         })
     }
+}
+
+/// Reads a JSON body within the limit. With `allow_empty`, a request with no
+/// body at all may omit the content type.
+fn read_body(
+    req: &HttpRequest,
+    payload: &mut Payload,
+    allow_empty: bool,
+) -> LocalBoxFuture<'static, Result<bytes::Bytes, ApiError>> {
+    let limit = req
+        .app_data::<BodyLimit>()
+        .map(|l| l.0)
+        .unwrap_or(DEFAULT_BODY_LIMIT);
+    let json = is_json(req);
+    let has_content_type = req.headers().contains_key(header::CONTENT_TYPE);
+    let declared: Option<usize> = req
+        .headers()
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse().ok());
+    let mut payload = payload.take();
+    let media_error = || {
+        ApiError::UnsupportedMediaType("Content-Type must be application/json".into())
+    };
+    Box::pin(async move {
+        // Without a JSON content type only a bodiless request may pass.
+        if !json && (!allow_empty || has_content_type) {
+            return Err(media_error());
+        }
+        if declared.is_some_and(|n| n > limit) {
+            return Err(ApiError::PayloadTooLarge { limit });
+        }
+        let mut body = bytes::BytesMut::new();
+        while let Some(chunk) = payload.next().await {
+            let chunk = chunk.map_err(|e| match e {
+                actix_web::error::PayloadError::Overflow => ApiError::PayloadTooLarge { limit },
+                other => ApiError::BadRequest(format!("could not read request body: {other}")),
+            })?;
+            if body.len() + chunk.len() > limit {
+                return Err(ApiError::PayloadTooLarge { limit });
+            }
+            body.extend_from_slice(&chunk);
+        }
+        if !json && !body.is_empty() {
+            return Err(media_error());
+        }
+        Ok(body.freeze())
+    })
 }
 
 /// Deserialize a body, turning serde's error into a field-level validation error.

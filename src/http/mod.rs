@@ -11,6 +11,6 @@ pub mod rate_limit;
 
 pub use auth::Caller;
 pub use envelope::{Envelope, ErrorEnvelope, ListEnvelope, ListMeta, PaginationMeta};
-pub use json::ApiJson;
+pub use json::{ApiJson, OptionalJson};
 pub use pagination::Page;
 pub use query::ApiQuery;

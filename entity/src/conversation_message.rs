@@ -1,0 +1,25 @@
+use sea_orm::entity::prelude::*;
+
+/// One message of a conversation; `sequence` is gap-free per conversation.
+#[derive(Clone, Debug, PartialEq, Eq, DeriveEntityModel)]
+#[sea_orm(table_name = "conversation_messages")]
+pub struct Model {
+    #[sea_orm(primary_key)]
+    pub id: i64,
+    pub conversation_uid: String,
+    pub sequence: i64,
+    /// `room` or `assistant`.
+    pub audience: String,
+    #[sea_orm(column_type = "Text")]
+    pub content: String,
+    /// Set on user-authored messages; none on assistant ones.
+    pub author_user_id: Option<i64>,
+    pub author_name: Option<String>,
+    pub author_email: Option<String>,
+    pub created_at: DateTimeUtc,
+}
+
+#[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]
+pub enum Relation {}
+
+impl ActiveModelBehavior for ActiveModel {}

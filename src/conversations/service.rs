@@ -1,0 +1,327 @@
+//! Conversation operations: visibility, listing, creation, renaming,
+//! sharing, posting messages and the account's settings. Handlers parse and
+//! call these; each write commits before anything is broadcast.
+
+use std::collections::HashMap;
+
+use chrono::Utc;
+use sea_orm::sea_query::{Expr, ExprTrait};
+use sea_orm::{
+    ActiveModelTrait, ColumnTrait, Condition, ConnectionTrait, DatabaseConnection, EntityTrait,
+    IntoActiveModel, PaginatorTrait, QueryFilter, QueryOrder, QuerySelect, Set, TransactionTrait,
+    sea_query::OnConflict,
+};
+
+use entity::{conversation, conversation_message, conversation_settings};
+
+use super::model::{
+    Audience, Content, ConversationOut, ConversationUid, DEFAULT_TITLE, MessageOut, Participant,
+    Title, message_created_data,
+};
+use super::presence;
+use crate::bus::{BusEvent, EventBus};
+use crate::error::ApiError;
+use crate::http::auth::CallerInfo;
+
+/// Can `caller` read `conv`? Another account's conversation, another user's
+/// private one, and every shared one while the account has shared
+/// conversations disabled are invisible (reported as 404).
+pub fn can_read(caller: &CallerInfo, conv: &conversation::Model) -> bool {
+    if conv.account_id != caller.account_id() {
+        return false;
+    }
+    if conv.sharing_enabled {
+        caller.account.shared_conversations_enabled
+    } else {
+        conv.owner_user_id == caller.user.id
+    }
+}
+
+/// The conversation if the caller can read it, else 404.
+pub async fn visible(
+    db: &impl ConnectionTrait,
+    caller: &CallerInfo,
+    uid: &ConversationUid,
+) -> Result<conversation::Model, ApiError> {
+    conversation::Entity::find_by_id(uid.as_str())
+        .filter(conversation::Column::AccountId.eq(caller.account_id()))
+        .one(db)
+        .await?
+        .filter(|c| can_read(caller, c))
+        .ok_or_else(|| ApiError::not_found("conversation"))
+}
+
+fn visible_condition(caller: &CallerInfo) -> Condition {
+    let own_private = Condition::all()
+        .add(conversation::Column::OwnerUserId.eq(caller.user.id))
+        .add(conversation::Column::SharingEnabled.eq(false));
+    let readable = if caller.account.shared_conversations_enabled {
+        Condition::any()
+            .add(own_private)
+            .add(conversation::Column::SharingEnabled.eq(true))
+    } else {
+        own_private
+    };
+    Condition::all()
+        .add(conversation::Column::AccountId.eq(caller.account_id()))
+        .add(readable)
+}
+
+pub struct ListPage {
+    pub conversations: Vec<ConversationOut>,
+    pub presence: HashMap<String, Vec<Participant>>,
+    pub total: u64,
+}
+
+/// The caller's private conversations and the account's shared ones, most
+/// recently active first, with who is present in each.
+pub async fn list(
+    db: &DatabaseConnection,
+    caller: &CallerInfo,
+    take: u64,
+    skip: u64,
+    presence_ttl: std::time::Duration,
+) -> Result<ListPage, ApiError> {
+    let query = conversation::Entity::find().filter(visible_condition(caller));
+    let total = query.clone().count(db).await?;
+    let rows = if skip >= total {
+        Vec::new()
+    } else {
+        query
+            .order_by_desc(conversation::Column::UpdatedAt)
+            .order_by_desc(conversation::Column::Uid)
+            .offset(skip)
+            .limit(take)
+            .all(db)
+            .await?
+    };
+    let presence = if caller.account.shared_conversations_enabled && !rows.is_empty() {
+        let uids: Vec<&str> = rows.iter().map(|r| r.uid.as_str()).collect();
+        presence::load_many(db, &uids, presence_ttl).await?
+    } else {
+        HashMap::new()
+    };
+    Ok(ListPage {
+        conversations: rows.into_iter().map(Into::into).collect(),
+        presence,
+        total,
+    })
+}
+
+/// The account's settings (defaults when never saved).
+pub async fn settings(
+    db: &impl ConnectionTrait,
+    account_id: &str,
+) -> Result<conversation_settings::Model, ApiError> {
+    Ok(conversation_settings::Entity::find_by_id(account_id)
+        .one(db)
+        .await?
+        .unwrap_or_else(|| conversation_settings::Model {
+            account_id: account_id.to_string(),
+            default_sharing_enabled: false,
+            updated_at: Utc::now(),
+        }))
+}
+
+pub async fn update_settings(
+    db: &DatabaseConnection,
+    account_id: &str,
+    default_sharing_enabled: bool,
+) -> Result<conversation_settings::Model, ApiError> {
+    let row = conversation_settings::ActiveModel {
+        account_id: Set(account_id.to_string()),
+        default_sharing_enabled: Set(default_sharing_enabled),
+        updated_at: Set(Utc::now()),
+    };
+    conversation_settings::Entity::insert(row)
+        .on_conflict(
+            OnConflict::column(conversation_settings::Column::AccountId)
+                .update_columns([
+                    conversation_settings::Column::DefaultSharingEnabled,
+                    conversation_settings::Column::UpdatedAt,
+                ])
+                .to_owned(),
+        )
+        .exec(db)
+        .await?;
+    settings(db, account_id).await
+}
+
+fn sharing_disabled_error() -> ApiError {
+    ApiError::invalid(
+        "sharingEnabled",
+        "shared conversations are disabled for this account",
+    )
+}
+
+/// Creates a conversation owned by the caller. Sharing: the explicit value,
+/// else the account default, else private; never shared while the account
+/// has shared conversations disabled.
+pub async fn create(
+    db: &DatabaseConnection,
+    caller: &CallerInfo,
+    sharing: Option<bool>,
+    title: Option<Title>,
+) -> Result<ConversationOut, ApiError> {
+    let shared_allowed = caller.account.shared_conversations_enabled;
+    let sharing_enabled = match sharing {
+        Some(true) if !shared_allowed => return Err(sharing_disabled_error()),
+        Some(explicit) => explicit,
+        None => shared_allowed && settings(db, caller.account_id()).await?.default_sharing_enabled,
+    };
+    let now = Utc::now();
+    let (title, title_is_auto) = match title {
+        Some(t) => (t.into_inner(), false),
+        None => (DEFAULT_TITLE.to_string(), true),
+    };
+    let row = conversation::ActiveModel {
+        uid: Set(ConversationUid::new_random().as_str().to_string()),
+        account_id: Set(caller.account_id().to_string()),
+        owner_user_id: Set(caller.user.id),
+        title: Set(title),
+        title_is_auto: Set(title_is_auto),
+        sharing_enabled: Set(sharing_enabled),
+        last_sequence: Set(0),
+        created_at: Set(now),
+        updated_at: Set(now),
+    }
+    .insert(db)
+    .await?;
+    Ok(row.into())
+}
+
+/// Renames a conversation; only its owner may.
+pub async fn rename(
+    db: &DatabaseConnection,
+    caller: &CallerInfo,
+    uid: &ConversationUid,
+    title: Title,
+) -> Result<ConversationOut, ApiError> {
+    let conv = visible(db, caller, uid).await?;
+    if conv.owner_user_id != caller.user.id {
+        return Err(ApiError::Forbidden(
+            "only the conversation's owner can rename it".into(),
+        ));
+    }
+    let mut active = conv.into_active_model();
+    active.title = Set(title.into_inner());
+    active.title_is_auto = Set(false);
+    active.updated_at = Set(Utc::now());
+    Ok(active.update(db).await?.into())
+}
+
+/// Turns sharing on or off. Anyone who can read the conversation may; when
+/// it turns private, teammates' open streams are closed.
+pub async fn set_sharing(
+    db: &DatabaseConnection,
+    bus: &EventBus,
+    caller: &CallerInfo,
+    uid: &ConversationUid,
+    sharing_enabled: bool,
+) -> Result<ConversationOut, ApiError> {
+    let conv = visible(db, caller, uid).await?;
+    if sharing_enabled && !caller.account.shared_conversations_enabled {
+        return Err(sharing_disabled_error());
+    }
+    if conv.sharing_enabled == sharing_enabled {
+        return Ok(conv.into());
+    }
+    let mut active = conv.into_active_model();
+    active.sharing_enabled = Set(sharing_enabled);
+    active.updated_at = Set(Utc::now());
+    let conv = active.update(db).await?;
+    bus.publish(BusEvent::RoomAccess {
+        conversation_uid: conv.uid.clone(),
+        owner_user_id: conv.owner_user_id,
+        sharing_enabled,
+    })
+    .await;
+    Ok(conv.into())
+}
+
+/// Persists a message with the next sequence, then broadcasts it.
+///
+/// The sequence is taken by incrementing the conversation's counter inside
+/// the write transaction: the row lock serialises writers, so sequences are
+/// strictly increasing and commit in order, and readers never see a gap.
+pub async fn post_message(
+    db: &DatabaseConnection,
+    bus: &EventBus,
+    caller: &CallerInfo,
+    uid: &ConversationUid,
+    audience: Audience,
+    content: Content,
+) -> Result<MessageOut, ApiError> {
+    // Visibility first, outside the write lock.
+    visible(db, caller, uid).await?;
+    let now = Utc::now();
+    let txn = db.begin().await?;
+    conversation::Entity::update_many()
+        .col_expr(
+            conversation::Column::LastSequence,
+            Expr::col(conversation::Column::LastSequence).add(1),
+        )
+        .col_expr(conversation::Column::UpdatedAt, Expr::value(now))
+        .filter(conversation::Column::Uid.eq(uid.as_str()))
+        .exec(&txn)
+        .await?;
+    let conv = conversation::Entity::find_by_id(uid.as_str())
+        .one(&txn)
+        .await?
+        .ok_or_else(|| ApiError::not_found("conversation"))?;
+    let sequence = conv.last_sequence;
+    let row = conversation_message::ActiveModel {
+        conversation_uid: Set(conv.uid.clone()),
+        sequence: Set(sequence),
+        audience: Set(audience.as_str().to_string()),
+        content: Set(content.as_str().to_string()),
+        author_user_id: Set(Some(caller.user.id)),
+        author_name: Set(Some(caller.user.name.clone())),
+        author_email: Set(Some(caller.user.email.clone())),
+        created_at: Set(now),
+        ..Default::default()
+    }
+    .insert(&txn)
+    .await?;
+    if sequence == 1
+        && conv.title_is_auto
+        && let Some(title) = Title::from_first_message(content.as_str())
+    {
+        let mut active = conv.into_active_model();
+        active.title = Set(title.into_inner());
+        active.update(&txn).await?;
+    }
+    txn.commit().await?;
+
+    let message = MessageOut::from(row);
+    bus.publish(BusEvent::RoomMessage {
+        conversation_uid: uid.as_str().to_string(),
+        sequence,
+        data: Some(message_created_data(uid.as_str(), &message)),
+    })
+    .await;
+    Ok(message)
+}
+
+/// Persisted messages with `after < sequence <= upto`, in order.
+pub async fn messages_between(
+    db: &impl ConnectionTrait,
+    uid: &str,
+    after: i64,
+    upto: Option<i64>,
+    limit: u64,
+) -> Result<Vec<MessageOut>, sea_orm::DbErr> {
+    let mut q = conversation_message::Entity::find()
+        .filter(conversation_message::Column::ConversationUid.eq(uid))
+        .filter(conversation_message::Column::Sequence.gt(after));
+    if let Some(upto) = upto {
+        q = q.filter(conversation_message::Column::Sequence.lte(upto));
+    }
+    Ok(q.order_by_asc(conversation_message::Column::Sequence)
+        .limit(limit)
+        .all(db)
+        .await?
+        .into_iter()
+        .map(Into::into)
+        .collect())
+}
