@@ -56,6 +56,14 @@ struct Inner {
     instance_id: String,
     sinks: RwLock<Vec<Weak<dyn BusSink>>>,
     transport: Option<PgTransport>,
+    /// Stops the listener when the bus goes away.
+    listener_stop: tokio_util::sync::CancellationToken,
+}
+
+impl Drop for Inner {
+    fn drop(&mut self) {
+        self.listener_stop.cancel();
+    }
 }
 
 impl EventBus {
@@ -66,6 +74,7 @@ impl EventBus {
                 instance_id,
                 sinks: RwLock::new(Vec::new()),
                 transport: None,
+                listener_stop: Default::default(),
             }),
         }
     }
@@ -78,6 +87,7 @@ impl EventBus {
                 instance_id,
                 sinks: RwLock::new(Vec::new()),
                 transport: Some(PgTransport::new(pool)),
+                listener_stop: Default::default(),
             }),
         }
     }
@@ -122,27 +132,59 @@ impl EventBus {
             .collect()
     }
 
-    /// Receives other instances' events until `shutdown`; reconnects after a
-    /// lost connection and tells sinks that events may have been missed.
+    /// Receives other instances' events until `shutdown` or until this bus
+    /// is dropped; reconnects after a lost connection and tells sinks that
+    /// events may have been missed.
+    ///
+    /// The listener runs on its own thread and runtime with its own
+    /// connection, so it outlives no runtime it depends on and always closes
+    /// its connection cleanly.
     pub fn start_listener(&self, shutdown: tokio_util::sync::CancellationToken) {
         let Some(transport) = self.inner.transport.clone() else {
             return;
         };
-        let bus = self.clone();
-        actix_rt::spawn(async move {
-            transport
-                .listen(
-                    &bus.inner.instance_id.clone(),
-                    shutdown,
-                    |event| bus.deliver_local(&event),
+        let weak = Arc::downgrade(&self.inner);
+        let origin = self.inner.instance_id.clone();
+        let stop = self.inner.listener_stop.clone();
+        let spawned = std::thread::Builder::new()
+            .name("agentic-bus-listener".into())
+            .spawn(move || {
+                let runtime = match tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build()
+                {
+                    Ok(rt) => rt,
+                    Err(err) => {
+                        tracing::error!(error = %err, "event bus: no runtime for the listener");
+                        return;
+                    }
+                };
+                let with_bus = |f: &dyn Fn(&EventBus)| {
+                    if let Some(inner) = weak.upgrade() {
+                        f(&EventBus { inner });
+                    }
+                };
+                let stop_on_shutdown = stop.clone();
+                runtime.spawn(async move {
+                    shutdown.cancelled().await;
+                    stop_on_shutdown.cancel();
+                });
+                runtime.block_on(transport.listen(
+                    &origin,
+                    stop,
+                    |event| with_bus(&|bus| bus.deliver_local(&event)),
                     || {
-                        for sink in bus.sinks() {
-                            sink.transport_lost();
-                        }
+                        with_bus(&|bus| {
+                            for sink in bus.sinks() {
+                                sink.transport_lost();
+                            }
+                        })
                     },
-                )
-                .await;
-        });
+                ));
+            });
+        if let Err(err) = spawned {
+            tracing::error!(error = %err, "event bus: cannot start the listener thread");
+        }
     }
 }
 

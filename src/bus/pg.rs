@@ -27,7 +27,8 @@ impl PgTransport {
             origin: origin.to_string(),
             event: event.clone(),
         };
-        let mut payload = serde_json::to_string(&wire).map_err(|e| sqlx::Error::Encode(e.into()))?;
+        let mut payload =
+            serde_json::to_string(&wire).map_err(|e| sqlx::Error::Encode(e.into()))?;
         if payload.len() > MAX_PAYLOAD {
             if let BusEvent::RoomMessage { data, .. } = &mut wire.event {
                 *data = None;
@@ -45,19 +46,19 @@ impl PgTransport {
     pub async fn listen(
         &self,
         own_origin: &str,
-        shutdown: CancellationToken,
+        stop: CancellationToken,
         deliver: impl Fn(BusEvent),
         lost: impl Fn(),
     ) {
         let mut backoff = Duration::from_millis(200);
         let mut connected_before = false;
-        while !shutdown.is_cancelled() {
+        while !stop.is_cancelled() {
             let mut listener = match self.connect().await {
                 Ok(l) => l,
                 Err(err) => {
                     tracing::warn!(error = %err, "event bus: LISTEN connection failed");
                     tokio::select! {
-                        _ = shutdown.cancelled() => return,
+                        _ = stop.cancelled() => return,
                         _ = tokio::time::sleep(backoff) => {}
                     }
                     backoff = (backoff * 2).min(Duration::from_secs(5));
@@ -72,7 +73,7 @@ impl PgTransport {
             backoff = Duration::from_millis(200);
             loop {
                 let next = tokio::select! {
-                    _ = shutdown.cancelled() => return,
+                    _ = stop.cancelled() => return,
                     n = listener.try_recv() => n,
                 };
                 match next {
@@ -91,8 +92,13 @@ impl PgTransport {
         }
     }
 
+    /// A dedicated connection, opened on the listener's own runtime.
     async fn connect(&self) -> Result<PgListener, sqlx::Error> {
-        let mut listener = PgListener::connect_with(&self.pool).await?;
+        let own = sqlx::postgres::PgPoolOptions::new()
+            .max_connections(1)
+            .connect_with((*self.pool.connect_options()).clone())
+            .await?;
+        let mut listener = PgListener::connect_with(&own).await?;
         listener.listen(CHANNEL).await?;
         Ok(listener)
     }

@@ -52,7 +52,8 @@ impl StreamError {
     pub fn database_unavailable() -> Self {
         StreamError {
             code: "SERVICE_UNAVAILABLE",
-            message: "the database is unreachable; reconnect from the last sequence received".into(),
+            message: "the database is unreachable; reconnect from the last sequence received"
+                .into(),
             status: 503,
         }
     }
@@ -68,7 +69,8 @@ impl StreamError {
     pub fn shutting_down() -> Self {
         StreamError {
             code: "SERVICE_UNAVAILABLE",
-            message: "the server is shutting down; reconnect from the last sequence received".into(),
+            message: "the server is shutting down; reconnect from the last sequence received"
+                .into(),
             status: 503,
         }
     }
@@ -448,7 +450,8 @@ impl Room {
         let db = self.db.clone();
         let uid = self.uid.clone();
         let (from, upto) = (self.last_seq, self.want_upto);
-        let work = async move { service::messages_between(&db, &uid, from, Some(upto), FETCH_PAGE).await };
+        let work =
+            async move { service::messages_between(&db, &uid, from, Some(upto), FETCH_PAGE).await };
         ctx.spawn(work.into_actor(self).map(move |res, room, ctx| {
             room.fetching = false;
             match res {

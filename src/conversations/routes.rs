@@ -284,7 +284,11 @@ pub async fn conversation_events(
     if let Some(after) = requested
         && after > conv.last_sequence
     {
-        let field = if from_header.is_some() { "Last-Event-ID" } else { "after" };
+        let field = if from_header.is_some() {
+            "Last-Event-ID"
+        } else {
+            "after"
+        };
         return Err(ApiError::invalid(
             field,
             format!("is beyond the newest message ({})", conv.last_sequence),
@@ -304,7 +308,9 @@ pub async fn conversation_events(
         sub,
         state.shutdown.clone(),
     );
-    let mut res = Sse::from_stream(events).respond_to(&req).map_into_boxed_body();
+    let mut res = Sse::from_stream(events)
+        .respond_to(&req)
+        .map_into_boxed_body();
     res.headers_mut().insert(
         header::HeaderName::from_static("x-accel-buffering"),
         header::HeaderValue::from_static("no"),

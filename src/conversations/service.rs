@@ -167,7 +167,12 @@ pub async fn create(
     let sharing_enabled = match sharing {
         Some(true) if !shared_allowed => return Err(sharing_disabled_error()),
         Some(explicit) => explicit,
-        None => shared_allowed && settings(db, caller.account_id()).await?.default_sharing_enabled,
+        None => {
+            shared_allowed
+                && settings(db, caller.account_id())
+                    .await?
+                    .default_sharing_enabled
+        }
     };
     let now = Utc::now();
     let (title, title_is_auto) = match title {

@@ -89,8 +89,14 @@ impl State {
                         self.phase = Phase::Live;
                         continue;
                     }
-                    match service::messages_between(&self.db, &self.uid, self.after, None, REPLAY_PAGE)
-                        .await
+                    match service::messages_between(
+                        &self.db,
+                        &self.uid,
+                        self.after,
+                        None,
+                        REPLAY_PAGE,
+                    )
+                    .await
                     {
                         Ok(rows) => {
                             let exhausted = (rows.len() as u64) < REPLAY_PAGE;

@@ -89,9 +89,8 @@ fn read_body(
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.parse().ok());
     let mut payload = payload.take();
-    let media_error = || {
-        ApiError::UnsupportedMediaType("Content-Type must be application/json".into())
-    };
+    let media_error =
+        || ApiError::UnsupportedMediaType("Content-Type must be application/json".into());
     Box::pin(async move {
         // Without a JSON content type only a bodiless request may pass.
         if !json && (!allow_empty || has_content_type) {

@@ -288,7 +288,7 @@ impl TestApp {
             "content-type {content_type}"
         );
         let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
-        actix_rt::spawn(async move {
+        let task = actix_rt::spawn(async move {
             let mut buf = String::new();
             while let Some(chunk) = res.next().await {
                 let Ok(chunk) = chunk else { break };
@@ -303,7 +303,7 @@ impl TestApp {
                 }
             }
         });
-        Ok(SseStream { rx })
+        Ok(SseStream { rx, task })
     }
 }
 
@@ -353,6 +353,14 @@ impl SseEvent {
 
 pub struct SseStream {
     rx: tokio::sync::mpsc::UnboundedReceiver<SseEvent>,
+    task: actix_rt::task::JoinHandle<()>,
+}
+
+/// Dropping the stream closes its connection, like closing a browser tab.
+impl Drop for SseStream {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
 }
 
 impl SseStream {
@@ -377,6 +385,18 @@ impl SseStream {
             .flatten()
     }
 
+    /// True once the server has ended the stream (within `wait`).
+    pub async fn ended(&mut self, wait: Duration) -> bool {
+        let deadline = tokio::time::Instant::now() + wait;
+        loop {
+            match tokio::time::timeout_at(deadline, self.rx.recv()).await {
+                Ok(Some(_)) => continue,
+                Ok(None) => return true,
+                Err(_) => return false,
+            }
+        }
+    }
+
     /// Waits for the next event named `name`, skipping others.
     pub async fn expect(&mut self, name: &str) -> SseEvent {
         loop {
@@ -397,4 +417,56 @@ pub fn cli(database_url: &str, args: &[&str]) -> std::process::Output {
         .env("AGENTIC_LOG", "warn")
         .output()
         .expect("binary runs")
+}
+
+impl TestApp {
+    /// A conversation owned by `t`; returns its uid.
+    pub async fn conversation(&self, t: &Tenant, sharing: bool) -> String {
+        let res = self
+            .post(
+                "/api/v2/assistant/conversations",
+                &t.key,
+                &serde_json::json!({ "sharingEnabled": sharing }),
+            )
+            .await;
+        assert_eq!(res.status, 201, "{}", res.body);
+        res.data()["conversation"]["conversationUid"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    }
+
+    /// Posts a room message; returns its sequence.
+    pub async fn say(&self, t: &Tenant, uid: &str, text: &str) -> i64 {
+        let res = self
+            .post(
+                &format!("/api/v2/assistant/conversations/{uid}/messages"),
+                &t.key,
+                &serde_json::json!({ "audience": "room", "content": text }),
+            )
+            .await;
+        assert_eq!(res.status, 201, "{}", res.body);
+        res.data()["message"]["sequence"].as_i64().unwrap()
+    }
+
+    /// Opens a room stream, panicking on a non-200.
+    pub async fn room(
+        &self,
+        t: &Tenant,
+        uid: &str,
+        query: &str,
+        last_event_id: Option<&str>,
+    ) -> SseStream {
+        match self
+            .sse(
+                &format!("/api/v2/assistant/conversations/{uid}/events{query}"),
+                &t.key,
+                last_event_id,
+            )
+            .await
+        {
+            Ok(s) => s,
+            Err(res) => panic!("stream refused: {} {}", res.status, res.body),
+        }
+    }
 }

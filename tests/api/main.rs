@@ -7,5 +7,8 @@ mod helpers;
 mod auth;
 mod cli;
 mod conventions;
+mod conversations;
+mod multi_instance;
 mod openapi;
 mod rate_limits;
+mod rooms;

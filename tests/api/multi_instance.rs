@@ -1,0 +1,123 @@
+//! Two app instances on one PostgreSQL database: fan-out over LISTEN/NOTIFY
+//! and presence as the union across instances. On SQLite (single instance
+//! by design) the test says so and checks nothing else.
+
+use std::time::Duration;
+
+use serde_json::json;
+
+use crate::helpers::*;
+
+const WAIT: Duration = Duration::from_secs(10);
+
+fn on_postgres() -> bool {
+    std::env::var("AGENTIC_TEST_DATABASE_URL").is_ok_and(|v| !v.is_empty())
+}
+
+async fn message_seqs(stream: &mut SseStream, n: usize) -> Vec<i64> {
+    let mut got = Vec::new();
+    while got.len() < n {
+        let ev = stream.next_event(WAIT).await.expect("event within 10 s");
+        if ev.event == "message.created" {
+            got.push(ev.data["message"]["sequence"].as_i64().unwrap());
+        }
+    }
+    got
+}
+
+async fn presence_becomes(stream: &mut SseStream, want: &[i64]) {
+    let mut want = want.to_vec();
+    want.sort();
+    loop {
+        let ev = stream
+            .next_event(WAIT)
+            .await
+            .unwrap_or_else(|| panic!("no presence {want:?} within 10 s"));
+        if ev.event != "presence.changed" {
+            continue;
+        }
+        let ids: Vec<i64> = ev.data["participants"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| p["userId"].as_i64().unwrap())
+            .collect();
+        if ids == want {
+            return;
+        }
+    }
+}
+
+#[actix_web::test]
+async fn messages_posted_on_one_instance_reach_subscribers_on_another_in_order_once() {
+    if !on_postgres() {
+        eprintln!("multi-instance fan-out needs PostgreSQL: runs in the PostgreSQL pass of CI");
+        return;
+    }
+    // Short keep-alives: a closed tab is noticed at the next write.
+    let fast = |c: &mut agentic_api::Config| c.rooms.keepalive = Duration::from_millis(500);
+    let a = spawn_app_with(fast).await;
+    let b = spawn_on(&a.database_url, fast).await;
+    let alice = a.tenant().await;
+    let bob = a.user_in(&alice.account_id, "member", &[]).await;
+    let uid = a.conversation(&alice, true).await;
+
+    let mut on_b = b.room(&bob, &uid, "", None).await;
+    let mut on_a = a.room(&alice, &uid, "", None).await;
+    on_b.expect("ready").await;
+    on_a.expect("ready").await;
+
+    // Presence is the union: each instance sees both users.
+    presence_becomes(&mut on_a, &[alice.user_id, bob.user_id]).await;
+    presence_becomes(&mut on_b, &[alice.user_id, bob.user_id]).await;
+    let list = b.get("/api/v2/assistant/conversations", &bob.key).await;
+    assert_eq!(
+        list.data()["presenceByConversationUid"][&uid]
+            .as_array()
+            .unwrap()
+            .len(),
+        2
+    );
+
+    // Posts through both instances, some large enough to travel without data.
+    let big = "y".repeat(9_000);
+    const N: i64 = 30;
+    for i in 1..=N {
+        let (app, who) = if i % 3 == 0 { (&b, &bob) } else { (&a, &alice) };
+        let text = if i % 10 == 0 {
+            big.clone()
+        } else {
+            format!("m{i}")
+        };
+        assert_eq!(app.say(who, &uid, &text).await, i);
+    }
+    assert_eq!(
+        message_seqs(&mut on_b, N as usize).await,
+        (1..=N).collect::<Vec<_>>()
+    );
+    assert_eq!(
+        message_seqs(&mut on_a, N as usize).await,
+        (1..=N).collect::<Vec<_>>()
+    );
+    // Exactly once: nothing trails behind.
+    for s in [&mut on_a, &mut on_b] {
+        if let Some(ev) = s.next_event(Duration::from_millis(500)).await {
+            assert_ne!(ev.event, "message.created", "duplicate {ev:?}");
+        }
+    }
+
+    // Bob leaving instance B shows up on instance A.
+    drop(on_b);
+    presence_becomes(&mut on_a, &[alice.user_id]).await;
+
+    // Sharing turned off on A closes Bob's new stream on B.
+    let mut again = b.room(&bob, &uid, "", None).await;
+    again.expect("ready").await;
+    a.patch(
+        &format!("/api/v2/assistant/conversations/{uid}/sharing"),
+        &alice.key,
+        &json!({"sharingEnabled": false}),
+    )
+    .await;
+    assert_eq!(again.expect("error").await.data["code"], json!("NOT_FOUND"));
+}
