@@ -8,6 +8,7 @@ use crate::auth::AuthService;
 use crate::bus::EventBus;
 use crate::config::Config;
 use crate::conversations::Rooms;
+use crate::conversations::list_cache::ListCache;
 use crate::http::rate_limit::RateLimits;
 
 #[derive(Clone)]
@@ -26,6 +27,8 @@ pub struct AppState {
     pub bus: EventBus,
     /// This instance's conversation rooms.
     pub rooms: Rooms,
+    /// Serialized conversation lists, invalidated through the bus.
+    pub conversation_lists: std::sync::Arc<ListCache>,
 }
 
 impl AppState {
@@ -41,7 +44,11 @@ impl AppState {
             EventBus::in_process(instance_id)
         };
         let rooms = Rooms::new(db.clone(), bus.clone(), config.rooms.clone());
+        let conversation_lists = ListCache::new(config.rooms.presence_ttl());
+        let sink: std::sync::Arc<dyn crate::bus::BusSink> = conversation_lists.clone();
+        bus.register(std::sync::Arc::downgrade(&sink));
         AppState {
+            conversation_lists,
             bus,
             rooms,
             public_url: public_url.trim_end_matches('/').into(),

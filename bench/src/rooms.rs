@@ -189,6 +189,7 @@ pub async fn conversations_list(args: &Args) -> anyhow::Result<()> {
         )?
     );
     // 30 own conversations (half shared) and 30 of a teammate (half shared).
+    let mut shared_uid = String::new();
     for i in 0..60 {
         let key = if i % 2 == 0 { &me } else { &mate };
         let res = call(
@@ -199,11 +200,10 @@ pub async fn conversations_list(args: &Args) -> anyhow::Result<()> {
             Some(json!({"sharingEnabled": i % 4 < 2})),
         )
         .await?;
-        if res["data"]["conversation"]["conversationUid"]
-            .as_str()
-            .is_none()
-        {
-            bail!("create failed: {res}");
+        match res["data"]["conversation"]["conversationUid"].as_str() {
+            Some(uid) if i % 4 == 0 => shared_uid = uid.to_string(),
+            Some(_) => {}
+            None => bail!("create failed: {res}"),
         }
     }
     let list = Target::get(
@@ -222,6 +222,33 @@ pub async fn conversations_list(args: &Args) -> anyhow::Result<()> {
         h.merge(load::run(&health, args.connections, secs / 2).await?);
         l.merge(load::run(&list, args.connections, secs / 2).await?);
     }
+    // The same list while messages keep changing it: every post invalidates
+    // the account's cached lists, so most requests take the database path.
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let poster = {
+        let stop = stop.clone();
+        let post = Target {
+            addr: server.addr,
+            path: format!("/api/v2/assistant/conversations/{shared_uid}/messages"),
+            auth: Some(me.clone()),
+        };
+        tokio::spawn(async move {
+            let mut posts = 0u64;
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                let body = json!({"audience": "room", "content": "changes the list"});
+                if post.json("POST", Some(body)).await.is_ok() {
+                    posts += 1;
+                }
+            }
+            posts
+        })
+    };
+    let started = std::time::Instant::now();
+    let changing = load::run(&list, args.connections, secs).await?;
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let posts = poster.await?;
+    let post_rate = posts as f64 / started.elapsed().as_secs_f64();
+
     println!();
     println!(
         "scenario conversations-list: {} connections, {} s per endpoint, 45 visible of 60 conversations, take=20, {}",
@@ -243,10 +270,18 @@ pub async fn conversations_list(args: &Args) -> anyhow::Result<()> {
             s.errors
         );
     }
+    println!(
+        "| same list, invalidated by {post_rate:.0} posts/s | {:.0} | {:.2} | {:.2} | {} |",
+        changing.rps(),
+        changing.percentile(50.0),
+        changing.percentile(99.0),
+        changing.errors
+    );
     println!();
     println!(
-        "ratio list : /healthz = {:.1}% (target >= 40%)",
-        l.rps() / h.rps() * 100.0
+        "ratio list : /healthz = {:.1}% (target >= 40%); while changing: {:.1}%",
+        l.rps() / h.rps() * 100.0,
+        changing.rps() / h.rps() * 100.0
     );
     Ok(())
 }

@@ -22,6 +22,7 @@ pub enum BusEvent {
     /// `message.created` payload when it fits in a notification.
     #[serde(rename = "room.message")]
     RoomMessage {
+        account_id: String,
         conversation_uid: String,
         sequence: i64,
         #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -29,14 +30,33 @@ pub enum BusEvent {
     },
     /// Presence rows of this conversation changed on some instance.
     #[serde(rename = "room.presence")]
-    RoomPresence { conversation_uid: String },
+    RoomPresence {
+        account_id: String,
+        conversation_uid: String,
+    },
     /// Who may read the conversation changed (sharing turned off).
     #[serde(rename = "room.access")]
     RoomAccess {
+        account_id: String,
         conversation_uid: String,
         owner_user_id: i64,
         sharing_enabled: bool,
     },
+    /// A conversation of the account was created or renamed.
+    #[serde(rename = "conversation.changed")]
+    ConversationChanged { account_id: String },
+}
+
+impl BusEvent {
+    /// The account every event belongs to.
+    pub fn account_id(&self) -> &str {
+        match self {
+            BusEvent::RoomMessage { account_id, .. }
+            | BusEvent::RoomPresence { account_id, .. }
+            | BusEvent::RoomAccess { account_id, .. }
+            | BusEvent::ConversationChanged { account_id } => account_id,
+        }
+    }
 }
 
 /// A receiver of bus events on this instance. `deliver` must not block.

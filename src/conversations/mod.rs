@@ -1,6 +1,7 @@
 //! Shared assistant conversations: rooms with a gap-free message sequence,
 //! SSE streams with resume and presence, and the account's sharing default.
 
+pub mod list_cache;
 pub mod model;
 pub mod presence;
 pub mod room;

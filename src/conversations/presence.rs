@@ -123,6 +123,7 @@ async fn reconcile(
 pub fn spawn_writer(
     db: DatabaseConnection,
     bus: EventBus,
+    account_id: String,
     uid: String,
     mut users: watch::Receiver<BTreeSet<i64>>,
     refresh: Duration,
@@ -157,6 +158,7 @@ pub fn spawn_writer(
                 Ok(()) => {
                     written = current;
                     bus.publish(BusEvent::RoomPresence {
+                        account_id: account_id.clone(),
                         conversation_uid: uid.clone(),
                     })
                     .await

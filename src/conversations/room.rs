@@ -136,6 +136,12 @@ impl Rooms {
         Rooms { inner }
     }
 
+    /// Is any of these conversations' rooms open on this instance?
+    pub fn any_open(&self, uids: &[&str]) -> bool {
+        let map = self.inner.map.lock();
+        uids.iter().any(|uid| map.contains_key(*uid))
+    }
+
     /// Rooms currently running on this instance.
     pub fn len(&self) -> usize {
         self.inner.map.lock().len()
@@ -188,6 +194,7 @@ impl Rooms {
         let (users_tx, _) = watch::channel(BTreeSet::new());
         let room = Room {
             uid: conv.uid.clone(),
+            account_id: conv.account_id.clone(),
             owner_user_id: conv.owner_user_id,
             registry: Arc::downgrade(&self.inner),
             db: self.inner.db.clone(),
@@ -227,10 +234,13 @@ impl BusSink for RoomsInner {
             BusEvent::RoomMessage {
                 conversation_uid, ..
             }
-            | BusEvent::RoomPresence { conversation_uid }
+            | BusEvent::RoomPresence {
+                conversation_uid, ..
+            }
             | BusEvent::RoomAccess {
                 conversation_uid, ..
             } => conversation_uid,
+            BusEvent::ConversationChanged { .. } => return,
         };
         if let Some(room) = self.map.lock().get(uid) {
             room.do_send(Deliver(event.clone()));
@@ -252,6 +262,7 @@ struct Subscriber {
 
 pub struct Room {
     uid: String,
+    account_id: String,
     owner_user_id: i64,
     registry: Weak<RoomsInner>,
     db: DatabaseConnection,
@@ -285,6 +296,7 @@ impl Actor for Room {
         presence::spawn_writer(
             self.db.clone(),
             self.bus.clone(),
+            self.account_id.clone(),
             self.uid.clone(),
             self.users_tx.subscribe(),
             self.tuning.keepalive,
@@ -381,6 +393,7 @@ impl Handler<Deliver> for Room {
         match event {
             BusEvent::RoomMessage { sequence, data, .. } => self.on_message(sequence, data, ctx),
             BusEvent::RoomPresence { .. } => self.load_presence(ctx),
+            BusEvent::ConversationChanged { .. } => {}
             BusEvent::RoomAccess {
                 owner_user_id,
                 sharing_enabled,

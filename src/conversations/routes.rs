@@ -4,6 +4,7 @@
 use std::collections::HashMap;
 
 use actix_web::http::header;
+use bytes::Bytes;
 use actix_web::{HttpRequest, HttpResponse, Responder, get, patch, post, web};
 use actix_web_lab::sse::Sse;
 use serde::{Deserialize, Serialize};
@@ -13,10 +14,12 @@ use utoipa_actix_web::service_config::ServiceConfig;
 use super::model::{
     Audience, Content, ConversationOut, ConversationUid, MessageOut, Participant, Title,
 };
+use super::list_cache::ListKey;
 use super::{service, stream};
 use crate::error::{ApiError, ApiResult};
 use crate::http::{
-    ApiJson, ApiQuery, Caller, Envelope, ErrorEnvelope, ListEnvelope, OptionalJson, Page, envelope,
+    ApiJson, ApiQuery, Caller, Envelope, ErrorEnvelope, ListEnvelope, ListMeta, OptionalJson, Page,
+    envelope,
 };
 use crate::state::AppState;
 
@@ -58,8 +61,20 @@ pub async fn list_conversations(
     caller: Caller,
     page: Page<20, 100>,
 ) -> ApiResult<HttpResponse> {
+    let key = ListKey {
+        account_id: caller.account_id().to_string(),
+        user_id: caller.user.id,
+        shared_enabled: caller.account.shared_conversations_enabled,
+        take: page.take,
+        skip: page.skip,
+        generation: state.conversation_lists.generation(caller.account_id()),
+    };
+    if let Some(body) = state.conversation_lists.get(&key) {
+        return Ok(json_response(body));
+    }
     let ttl = state.config.rooms.presence_ttl();
-    let found = service::list(&state.db, &caller, page.take, page.skip, ttl).await?;
+    let possible = |uids: &[&str]| state.bus.is_distributed() || state.rooms.any_open(uids);
+    let found = service::list(&state.db, &caller, page.take, page.skip, ttl, possible).await?;
     let meta = page.meta(found.total);
     let data = ConversationList {
         has_more: meta.has_more,
@@ -67,7 +82,22 @@ pub async fn list_conversations(
         conversations: found.conversations,
         presence_by_conversation_uid: found.presence,
     };
-    Ok(envelope::list(data, meta))
+    let body = Bytes::from(
+        serde_json::to_vec(&envelope::ListEnvelope {
+            data,
+            error: None,
+            meta: ListMeta { pagination: meta },
+        })
+        .map_err(ApiError::internal)?,
+    );
+    state.conversation_lists.put(key, body.clone());
+    Ok(json_response(body))
+}
+
+fn json_response(body: Bytes) -> HttpResponse {
+    HttpResponse::Ok()
+        .insert_header(header::ContentType::json())
+        .body(body)
 }
 
 #[derive(Deserialize, Default, ToSchema)]
@@ -105,7 +135,8 @@ pub async fn create_conversation(
 ) -> ApiResult<HttpResponse> {
     let body = body.0;
     let title = body.title.as_deref().map(Title::parse).transpose()?;
-    let conversation = service::create(&state.db, &caller, body.sharing_enabled, title).await?;
+    let conversation =
+        service::create(&state.db, &state.bus, &caller, body.sharing_enabled, title).await?;
     Ok(envelope::created(ConversationEnvelope { conversation }))
 }
 
@@ -139,7 +170,7 @@ pub async fn rename_conversation(
 ) -> ApiResult<HttpResponse> {
     let uid = ConversationUid::parse(&path)?;
     let title = Title::parse(&body.0.title)?;
-    let conversation = service::rename(&state.db, &caller, &uid, title).await?;
+    let conversation = service::rename(&state.db, &state.bus, &caller, &uid, title).await?;
     Ok(envelope::ok(ConversationEnvelope { conversation }))
 }
 
@@ -221,7 +252,6 @@ pub async fn post_message(
 }
 
 #[derive(Deserialize, IntoParams)]
-#[serde(deny_unknown_fields)]
 pub struct EventsQuery {
     /// Resume after this message sequence (replays newer messages first).
     /// A `Last-Event-ID` header, as sent by a reconnecting `EventSource`,

@@ -8,7 +8,7 @@ use chrono::Utc;
 use sea_orm::sea_query::{Expr, ExprTrait};
 use sea_orm::{
     ActiveModelTrait, ColumnTrait, Condition, ConnectionTrait, DatabaseConnection, EntityTrait,
-    IntoActiveModel, PaginatorTrait, QueryFilter, QueryOrder, QuerySelect, Set, TransactionTrait,
+    FromQueryResult, IntoActiveModel, PaginatorTrait, QueryFilter, QueryOrder, QuerySelect, Set, TransactionTrait,
     sea_query::OnConflict,
 };
 
@@ -73,36 +73,82 @@ pub struct ListPage {
     pub total: u64,
 }
 
+/// A conversation row with the size of the whole filtered set, so a page
+/// and its total come from one query.
+#[derive(FromQueryResult)]
+struct RowWithTotal {
+    uid: String,
+    title: String,
+    sharing_enabled: bool,
+    owner_user_id: i64,
+    last_sequence: i64,
+    created_at: chrono::DateTime<Utc>,
+    updated_at: chrono::DateTime<Utc>,
+    total: i64,
+}
+
 /// The caller's private conversations and the account's shared ones, most
-/// recently active first, with who is present in each.
+/// recently active first, with who is present in each. `presence_possible`
+/// tells whether any of the uids can have presence rows (skips a query
+/// when none can).
 pub async fn list(
     db: &DatabaseConnection,
     caller: &CallerInfo,
     take: u64,
     skip: u64,
     presence_ttl: std::time::Duration,
+    presence_possible: impl Fn(&[&str]) -> bool,
 ) -> Result<ListPage, ApiError> {
     let query = conversation::Entity::find().filter(visible_condition(caller));
-    let total = query.clone().count(db).await?;
-    let rows = if skip >= total {
-        Vec::new()
-    } else {
-        query
-            .order_by_desc(conversation::Column::UpdatedAt)
-            .order_by_desc(conversation::Column::Uid)
-            .offset(skip)
-            .limit(take)
-            .all(db)
-            .await?
+    let rows: Vec<RowWithTotal> = query
+        .clone()
+        .select_only()
+        .columns([
+            conversation::Column::Uid,
+            conversation::Column::Title,
+            conversation::Column::SharingEnabled,
+            conversation::Column::OwnerUserId,
+            conversation::Column::LastSequence,
+            conversation::Column::CreatedAt,
+            conversation::Column::UpdatedAt,
+        ])
+        .column_as(Expr::cust("COUNT(*) OVER ()"), "total")
+        .order_by_desc(conversation::Column::UpdatedAt)
+        .order_by_desc(conversation::Column::Uid)
+        .offset(skip)
+        .limit(take)
+        .into_model()
+        .all(db)
+        .await?;
+    let total = match rows.first() {
+        Some(r) => u64::try_from(r.total).unwrap_or(0),
+        // Past the end (or empty): the window saw no rows, count directly.
+        None if skip > 0 => query.count(db).await?,
+        None => 0,
     };
-    let presence = if caller.account.shared_conversations_enabled && !rows.is_empty() {
-        let uids: Vec<&str> = rows.iter().map(|r| r.uid.as_str()).collect();
+    let uids: Vec<&str> = rows.iter().map(|r| r.uid.as_str()).collect();
+    let presence = if caller.account.shared_conversations_enabled
+        && !uids.is_empty()
+        && presence_possible(&uids)
+    {
         presence::load_many(db, &uids, presence_ttl).await?
     } else {
         HashMap::new()
     };
+    let conversations = rows
+        .into_iter()
+        .map(|r| ConversationOut {
+            conversation_uid: r.uid,
+            title: r.title,
+            sharing_enabled: r.sharing_enabled,
+            owner_user_id: r.owner_user_id,
+            last_sequence: r.last_sequence,
+            created_at: r.created_at,
+            updated_at: r.updated_at,
+        })
+        .collect();
     Ok(ListPage {
-        conversations: rows.into_iter().map(Into::into).collect(),
+        conversations,
         presence,
         total,
     })
@@ -159,6 +205,7 @@ fn sharing_disabled_error() -> ApiError {
 /// has shared conversations disabled.
 pub async fn create(
     db: &DatabaseConnection,
+    bus: &EventBus,
     caller: &CallerInfo,
     sharing: Option<bool>,
     title: Option<Title>,
@@ -192,12 +239,17 @@ pub async fn create(
     }
     .insert(db)
     .await?;
+    bus.publish(BusEvent::ConversationChanged {
+        account_id: row.account_id.clone(),
+    })
+    .await;
     Ok(row.into())
 }
 
 /// Renames a conversation; only its owner may.
 pub async fn rename(
     db: &DatabaseConnection,
+    bus: &EventBus,
     caller: &CallerInfo,
     uid: &ConversationUid,
     title: Title,
@@ -212,7 +264,12 @@ pub async fn rename(
     active.title = Set(title.into_inner());
     active.title_is_auto = Set(false);
     active.updated_at = Set(Utc::now());
-    Ok(active.update(db).await?.into())
+    let conv = active.update(db).await?;
+    bus.publish(BusEvent::ConversationChanged {
+        account_id: conv.account_id.clone(),
+    })
+    .await;
+    Ok(conv.into())
 }
 
 /// Turns sharing on or off. Anyone who can read the conversation may; when
@@ -236,6 +293,7 @@ pub async fn set_sharing(
     active.updated_at = Set(Utc::now());
     let conv = active.update(db).await?;
     bus.publish(BusEvent::RoomAccess {
+        account_id: conv.account_id.clone(),
         conversation_uid: conv.uid.clone(),
         owner_user_id: conv.owner_user_id,
         sharing_enabled,
@@ -300,6 +358,7 @@ pub async fn post_message(
 
     let message = MessageOut::from(row);
     bus.publish(BusEvent::RoomMessage {
+        account_id: caller.account_id().to_string(),
         conversation_uid: uid.as_str().to_string(),
         sequence,
         data: Some(message_created_data(uid.as_str(), &message)),

@@ -264,6 +264,11 @@ async fn fuzzed_requests_never_yield_500_or_non_envelope_bodies() {
         "/api/v2//me",
         "/api/v2/openapi.json",
         "/api/v2/assistant/conversations",
+        "/api/v2/assistant/conversations/not-a-uuid/messages",
+        "/api/v2/assistant/conversations/00000000-0000-4000-8000-000000000000/title",
+        "/api/v2/assistant/conversations/00000000-0000-4000-8000-000000000000/sharing",
+        "/api/v2/assistant/conversations/%ZZ/events",
+        "/api/v2/assistant/conversation-settings",
         "/api/v2/buyer/advertisers",
         "/api/v2/buyer/advertisers/not-a-uuid",
     ];

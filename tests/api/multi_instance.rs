@@ -106,6 +106,14 @@ async fn messages_posted_on_one_instance_reach_subscribers_on_another_in_order_o
         }
     }
 
+    // Lists are cached per instance; a change made through A is seen on B.
+    let before = b.get("/api/v2/assistant/conversations", &bob.key).await;
+    assert_eq!(before.data()["totalCount"], json!(1));
+    let created = a.conversation(&alice, true).await;
+    let after = b.get("/api/v2/assistant/conversations", &bob.key).await;
+    assert_eq!(after.data()["totalCount"], json!(2));
+    assert_eq!(after.data()["conversations"][0]["conversationUid"], json!(created));
+
     // Bob leaving instance B shows up on instance A.
     drop(on_b);
     presence_becomes(&mut on_a, &[alice.user_id]).await;

@@ -20,6 +20,14 @@ async fn the_openapi_document_is_generated_and_covers_the_routes() {
         ("/api/v2/api-keys/{keyId}", "delete"),
         ("/healthz", "get"),
         ("/readyz", "get"),
+        ("/api/v2/assistant/conversations", "get"),
+        ("/api/v2/assistant/conversations", "post"),
+        ("/api/v2/assistant/conversations/{conversationUid}/title", "patch"),
+        ("/api/v2/assistant/conversations/{conversationUid}/sharing", "patch"),
+        ("/api/v2/assistant/conversations/{conversationUid}/messages", "post"),
+        ("/api/v2/assistant/conversations/{conversationUid}/events", "get"),
+        ("/api/v2/assistant/conversation-settings", "get"),
+        ("/api/v2/assistant/conversation-settings", "patch"),
     ] {
         assert!(
             paths.get(path).and_then(|p| p.get(method)).is_some(),
@@ -27,7 +35,17 @@ async fn the_openapi_document_is_generated_and_covers_the_routes() {
         );
     }
     let schemas = doc["components"]["schemas"].as_object().unwrap();
-    for s in ["ErrorEnvelope", "ErrorBody", "Issue", "PaginationMeta"] {
+    for s in [
+        "ErrorEnvelope",
+        "ErrorBody",
+        "Issue",
+        "PaginationMeta",
+        "ConversationOut",
+        "MessageOut",
+        "Participant",
+        "ConversationList",
+        "SettingsOut",
+    ] {
         assert!(schemas.contains_key(s), "schema {s} missing");
     }
     assert_eq!(

@@ -1,0 +1,80 @@
+//! A read-through cache of serialized conversation lists. Dashboards poll
+//! the list; it changes only when a conversation of the account changes or
+//! someone enters or leaves a room. Every such change is a bus event, so
+//! each instance bumps the account's generation (locally at once, remotely
+//! via the bus) and older entries are never read again. A short TTL bounds
+//! what no event announces (presence rows of a vanished instance expiring).
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use parking_lot::Mutex;
+
+use crate::bus::{BusEvent, BusSink};
+
+#[derive(Clone, Hash, PartialEq, Eq)]
+pub struct ListKey {
+    pub account_id: String,
+    pub user_id: i64,
+    pub shared_enabled: bool,
+    pub take: u64,
+    pub skip: u64,
+    pub generation: u64,
+}
+
+pub struct ListCache {
+    generations: Mutex<HashMap<String, u64>>,
+    entries: moka::sync::Cache<ListKey, Bytes>,
+}
+
+impl ListCache {
+    pub fn new(ttl: Duration) -> Arc<Self> {
+        Arc::new(ListCache {
+            generations: Mutex::new(HashMap::new()),
+            entries: moka::sync::Cache::builder()
+                .max_capacity(10_000)
+                .time_to_live(ttl)
+                .build(),
+        })
+    }
+
+    /// The account's current generation: read it *before* querying, so a
+    /// result computed across a concurrent change is filed under the old one.
+    pub fn generation(&self, account_id: &str) -> u64 {
+        self.generations
+            .lock()
+            .get(account_id)
+            .copied()
+            .unwrap_or(0)
+    }
+
+    pub fn get(&self, key: &ListKey) -> Option<Bytes> {
+        self.entries.get(key)
+    }
+
+    pub fn put(&self, key: ListKey, body: Bytes) {
+        self.entries.insert(key, body);
+    }
+
+    pub fn invalidate_account(&self, account_id: &str) {
+        *self
+            .generations
+            .lock()
+            .entry(account_id.to_string())
+            .or_default() += 1;
+    }
+}
+
+impl BusSink for ListCache {
+    fn deliver(&self, event: &BusEvent) {
+        self.invalidate_account(event.account_id());
+    }
+
+    fn transport_lost(&self) {
+        // Changes elsewhere may have gone unannounced.
+        self.generations.lock().values_mut().for_each(|g| *g += 1);
+        self.entries.invalidate_all();
+    }
+}
