@@ -88,7 +88,7 @@ type CloseReason = Arc<OnceLock<StreamError>>;
 
 /// One open stream, as the stream side holds it. Dropping it leaves the room.
 pub struct Subscription {
-    pub rx: mpsc::Receiver<RoomEvent>,
+    pub rx: mpsc::Receiver<Arc<RoomEvent>>,
     pub closed: CloseReason,
     /// The room's sequence when the stream joined: live delivery continues
     /// after it (replay covers what came before).
@@ -256,7 +256,7 @@ impl BusSink for RoomsInner {
 
 struct Subscriber {
     user: Participant,
-    tx: mpsc::Sender<RoomEvent>,
+    tx: mpsc::Sender<Arc<RoomEvent>>,
     closed: CloseReason,
 }
 
@@ -325,7 +325,7 @@ impl Actor for Room {
 #[rtype(result = "(u64, i64)")]
 struct Join {
     user: Participant,
-    tx: mpsc::Sender<RoomEvent>,
+    tx: mpsc::Sender<Arc<RoomEvent>>,
     closed: CloseReason,
 }
 
@@ -534,6 +534,8 @@ impl Room {
 
     /// Offers the event to every subscriber; a full buffer closes that one.
     fn broadcast(&mut self, event: RoomEvent, ctx: &mut Context<Self>) {
+        // One allocation per event, shared by every subscriber's buffer.
+        let event = Arc::new(event);
         let mut gone = Vec::new();
         for (&id, sub) in &self.subs {
             match sub.tx.try_send(event.clone()) {
@@ -554,7 +556,7 @@ impl Room {
         let Some(sub) = self.subs.get(&id) else {
             return;
         };
-        if let Err(mpsc::error::TrySendError::Full(_)) = sub.tx.try_send(event) {
+        if let Err(mpsc::error::TrySendError::Full(_)) = sub.tx.try_send(Arc::new(event)) {
             self.close(id, StreamError::slow_consumer(), ctx);
         }
     }

@@ -4,17 +4,17 @@
 use std::collections::HashMap;
 
 use actix_web::http::header;
-use bytes::Bytes;
 use actix_web::{HttpRequest, HttpResponse, Responder, get, patch, post, web};
 use actix_web_lab::sse::Sse;
+use bytes::Bytes;
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 use utoipa_actix_web::service_config::ServiceConfig;
 
+use super::list_cache::ListKey;
 use super::model::{
     Audience, Content, ConversationOut, ConversationUid, MessageOut, Participant, Title,
 };
-use super::list_cache::ListKey;
 use super::{service, stream};
 use crate::error::{ApiError, ApiResult};
 use crate::http::{

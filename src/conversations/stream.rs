@@ -119,28 +119,32 @@ impl State {
                         }
                         next = self.sub.rx.recv() => next,
                     };
-                    match next {
-                        Some(RoomEvent::Message { sequence, data }) => {
-                            if sequence <= self.after {
+                    let Some(event) = next else {
+                        self.phase = Phase::Done;
+                        return self.sub.closed.get().map(error_event);
+                    };
+                    match &*event {
+                        RoomEvent::Message { sequence, data } => {
+                            if *sequence <= self.after {
                                 continue;
                             }
-                            self.after = sequence;
+                            self.after = *sequence;
                             return Some(
-                                sse::Data::new(data)
+                                sse::Data::new(data.clone())
                                     .event("message.created")
                                     .id(sequence.to_string())
                                     .into(),
                             );
                         }
-                        Some(RoomEvent::Presence(data)) => {
-                            return Some(sse::Data::new(data).event("presence.changed").into());
+                        RoomEvent::Presence(data) => {
+                            return Some(
+                                sse::Data::new(data.clone())
+                                    .event("presence.changed")
+                                    .into(),
+                            );
                         }
-                        Some(RoomEvent::KeepAlive) => {
+                        RoomEvent::KeepAlive => {
                             return Some(sse::Event::Comment("ka".into()));
-                        }
-                        None => {
-                            self.phase = Phase::Done;
-                            return self.sub.closed.get().map(error_event);
                         }
                     }
                 }

@@ -439,7 +439,11 @@ async fn bad_uuids_queries_and_bodies_are_400_validation_errors() {
         assert_eq!(res.body["error"]["field"], json!(field), "{q}");
     }
     // Unknown query parameters are ignored, as everywhere (cache busters).
-    assert!(app.sse(&format!("{LIST}/{uid}/events?_=1"), &t.key, None).await.is_ok());
+    assert!(
+        app.sse(&format!("{LIST}/{uid}/events?_=1"), &t.key, None)
+            .await
+            .is_ok()
+    );
     let Err(res) = app
         .sse(&format!("{LIST}/{uid}/events"), &t.key, Some("nope"))
         .await

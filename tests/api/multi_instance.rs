@@ -112,7 +112,10 @@ async fn messages_posted_on_one_instance_reach_subscribers_on_another_in_order_o
     let created = a.conversation(&alice, true).await;
     let after = b.get("/api/v2/assistant/conversations", &bob.key).await;
     assert_eq!(after.data()["totalCount"], json!(2));
-    assert_eq!(after.data()["conversations"][0]["conversationUid"], json!(created));
+    assert_eq!(
+        after.data()["conversations"][0]["conversationUid"],
+        json!(created)
+    );
 
     // Bob leaving instance B shows up on instance A.
     drop(on_b);

@@ -22,10 +22,22 @@ async fn the_openapi_document_is_generated_and_covers_the_routes() {
         ("/readyz", "get"),
         ("/api/v2/assistant/conversations", "get"),
         ("/api/v2/assistant/conversations", "post"),
-        ("/api/v2/assistant/conversations/{conversationUid}/title", "patch"),
-        ("/api/v2/assistant/conversations/{conversationUid}/sharing", "patch"),
-        ("/api/v2/assistant/conversations/{conversationUid}/messages", "post"),
-        ("/api/v2/assistant/conversations/{conversationUid}/events", "get"),
+        (
+            "/api/v2/assistant/conversations/{conversationUid}/title",
+            "patch",
+        ),
+        (
+            "/api/v2/assistant/conversations/{conversationUid}/sharing",
+            "patch",
+        ),
+        (
+            "/api/v2/assistant/conversations/{conversationUid}/messages",
+            "post",
+        ),
+        (
+            "/api/v2/assistant/conversations/{conversationUid}/events",
+            "get",
+        ),
         ("/api/v2/assistant/conversation-settings", "get"),
         ("/api/v2/assistant/conversation-settings", "patch"),
     ] {
