@@ -88,5 +88,14 @@ pub async fn run(
             let id = tenancy::register_storefront(db, &name, &url, config.url_policy()).await?;
             json!({ "storefrontId": id })
         }
+        AdminCommand::RegisterBrand {
+            domain,
+            name,
+            manifest,
+        } => {
+            let id =
+                crate::buyer::brands::register(db, &domain, &name, manifest.as_deref()).await?;
+            json!({ "brandId": id })
+        }
     })
 }

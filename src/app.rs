@@ -21,12 +21,13 @@ use crate::http::json::{BodyLimit, DEFAULT_BODY_LIMIT};
 use crate::http::middleware;
 use crate::openapi::{ApiDoc, OpenApiJson};
 use crate::state::AppState;
-use crate::{auth, conversations, health, openapi};
+use crate::{auth, buyer, conversations, health, openapi};
 
 /// Every route under `/api/v2`, domain by domain.
 pub fn api_v2(cfg: &mut ServiceConfig) {
     auth::routes::configure(cfg);
     conversations::configure(cfg);
+    buyer::configure(cfg);
     cfg.service(openapi::openapi_json);
 }
 

@@ -101,4 +101,16 @@ pub enum AdminCommand {
         #[arg(long)]
         url: String,
     },
+    /// Add or refresh an official entry of the local brand registry.
+    RegisterBrand {
+        /// Brand domain, e.g. `acme.com`.
+        #[arg(long)]
+        domain: String,
+        #[arg(long)]
+        name: String,
+        /// Brand manifest as a JSON object (logos, colors, fonts, industry,
+        /// tagline, tone, assets, productCatalog, disclaimers).
+        #[arg(long)]
+        manifest: Option<String>,
+    },
 }

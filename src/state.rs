@@ -29,6 +29,8 @@ pub struct AppState {
     pub rooms: Rooms,
     /// Serialized conversation lists, invalidated through the bus.
     pub conversation_lists: std::sync::Arc<ListCache>,
+    /// Where brand identities are resolved and saved.
+    pub brands: std::sync::Arc<dyn crate::buyer::brands::BrandRegistry>,
 }
 
 impl AppState {
@@ -48,6 +50,7 @@ impl AppState {
         let sink: std::sync::Arc<dyn crate::bus::BusSink> = conversation_lists.clone();
         bus.register(std::sync::Arc::downgrade(&sink));
         AppState {
+            brands: std::sync::Arc::new(crate::buyer::brands::LocalRegistry::new(db.clone())),
             conversation_lists,
             bus,
             rooms,

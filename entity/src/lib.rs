@@ -1,7 +1,11 @@
 //! sea-orm entities. Plain data: logic lives in the server's domain modules.
 
 pub mod account;
+pub mod advertiser;
+pub mod advertiser_linked_account;
 pub mod api_key;
+pub mod audit_log;
+pub mod brand;
 pub mod conversation;
 pub mod conversation_message;
 pub mod conversation_presence;

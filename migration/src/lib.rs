@@ -4,6 +4,7 @@ pub use sea_orm_migration::prelude::*;
 
 mod m20261122_000001_tenancy;
 mod m20261122_000002_conversations;
+mod m20261122_000003_buyer;
 
 pub struct Migrator;
 
@@ -13,6 +14,7 @@ impl MigratorTrait for Migrator {
         vec![
             Box::new(m20261122_000001_tenancy::Migration),
             Box::new(m20261122_000002_conversations::Migration),
+            Box::new(m20261122_000003_buyer::Migration),
         ]
     }
 }

@@ -22,6 +22,8 @@ pub struct TestApp {
     pub config: Config,
     pub client: awc::Client,
     pub handle: ServerHandle,
+    /// The server's own state, for calling domain operations directly.
+    pub state: agentic_api::state::AppState,
     _dir: Option<tempfile::TempDir>,
 }
 
@@ -79,6 +81,7 @@ pub async fn spawn_on(database_url: &str, tweak: impl FnOnce(&mut Config)) -> Te
         .expect("app builds");
     let port = application.port();
     let db = application.state().db.clone();
+    let state = application.state().clone();
     let handle = application.handle();
     actix_rt::spawn(application.run_until_stopped());
     TestApp {
@@ -91,6 +94,7 @@ pub async fn spawn_on(database_url: &str, tweak: impl FnOnce(&mut Config)) -> Te
             .timeout(Duration::from_secs(30))
             .finish(),
         handle,
+        state,
         _dir: None,
     }
 }

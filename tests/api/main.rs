@@ -4,6 +4,7 @@
 
 mod helpers;
 
+mod advertisers;
 mod auth;
 mod cli;
 mod conventions;

@@ -40,6 +40,11 @@ async fn the_openapi_document_is_generated_and_covers_the_routes() {
         ),
         ("/api/v2/assistant/conversation-settings", "get"),
         ("/api/v2/assistant/conversation-settings", "patch"),
+        ("/api/v2/buyer/advertisers", "get"),
+        ("/api/v2/buyer/advertisers", "post"),
+        ("/api/v2/buyer/advertisers/{advertiserId}", "get"),
+        ("/api/v2/buyer/advertisers/{advertiserId}", "put"),
+        ("/api/v2/buyer/audit-logs", "get"),
     ] {
         assert!(
             paths.get(path).and_then(|p| p.get(method)).is_some(),
@@ -57,6 +62,13 @@ async fn the_openapi_document_is_generated_and_covers_the_routes() {
         "Participant",
         "ConversationList",
         "SettingsOut",
+        "AdvertiserOut",
+        "AdvertiserCreate",
+        "AdvertiserUpdate",
+        "LinkedBrand",
+        "FrequencyCapIn",
+        "UtmParam",
+        "AuditEntry",
     ] {
         assert!(schemas.contains_key(s), "schema {s} missing");
     }

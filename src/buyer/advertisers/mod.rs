@@ -1,0 +1,5 @@
+//! Advertisers: the root of the buyer API.
+
+pub mod model;
+pub mod routes;
+pub mod service;

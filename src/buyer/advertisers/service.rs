@@ -1,0 +1,477 @@
+//! The advertiser operations, defined once: `create_advertiser`,
+//! `get_advertiser`, `update_advertiser`, `list_advertisers`. REST routes and
+//! the operation dispatcher (`crate::ops`) both call these.
+
+use std::collections::{BTreeSet, HashMap};
+
+use chrono::Utc;
+use sea_orm::{
+    ActiveModelTrait, ColumnTrait, ConnectionTrait, EntityTrait, IntoActiveModel, PaginatorTrait,
+    QueryFilter, QueryOrder, QuerySelect, Set, TransactionTrait,
+};
+use serde::de::DeserializeOwned;
+use serde_json::{Value, json};
+
+use entity::{advertiser, advertiser_linked_account as linked, storefront};
+
+use super::model::{
+    self, AdvertiserCreate, AdvertiserOut, AdvertiserUpdate, Issues, LinkedAccount,
+};
+use crate::buyer::audit;
+use crate::buyer::brands::{self, Brand, LinkedBrand};
+use crate::error::ApiError;
+use crate::http::auth::CallerInfo;
+use crate::http::{Page, PaginationMeta};
+use crate::state::AppState;
+
+fn to_json<T: serde::Serialize>(v: &T) -> String {
+    serde_json::to_string(v).unwrap_or_else(|_| "[]".into())
+}
+
+fn from_json<T: DeserializeOwned + Default>(s: &str) -> T {
+    serde_json::from_str(s).unwrap_or_default()
+}
+
+fn out(row: advertiser::Model, links: Vec<linked::Model>) -> AdvertiserOut {
+    let brand: Value = serde_json::from_str(&row.linked_brand).unwrap_or_else(|_| json!({}));
+    let linked_brand = LinkedBrand::from(Brand {
+        id: brand["id"].as_str().unwrap_or_default().to_string(),
+        name: brand["name"].as_str().unwrap_or_default().to_string(),
+        domain: brand["domain"].as_str().unwrap_or(&row.brand).to_string(),
+        manifest: brand
+            .get("manifest")
+            .cloned()
+            .unwrap_or_else(brands::empty_manifest),
+    });
+    AdvertiserOut {
+        linked_accounts: links
+            .into_iter()
+            .map(|l| LinkedAccount {
+                storefront_id: l.storefront_id,
+                source_id: l.source_id,
+                account_id: l.account_ref,
+                billing_type: l.billing_type,
+            })
+            .collect(),
+        brand_countries: from_json(&row.brand_countries),
+        channels: from_json(&row.channels),
+        utm_config: from_json(&row.utm_config),
+        frequency_caps: from_json(&row.frequency_caps),
+        linked_brand,
+        id: row.id,
+        name: row.name,
+        description: row.description,
+        status: row.status,
+        brand: row.brand,
+        brand_warning: row.brand_warning,
+        primary_currency: row.primary_currency,
+        preferred_timezone: row.preferred_timezone,
+        sandbox: row.sandbox,
+        optimization_apply_mode: row.optimization_apply_mode,
+        created_at: row.created_at,
+        updated_at: row.updated_at,
+    }
+}
+
+fn brand_json(b: &Brand) -> String {
+    json!({ "id": b.id, "name": b.name, "domain": b.domain, "manifest": b.manifest }).to_string()
+}
+
+/// Flags unknown storefronts at their `linkedAccounts[i].storefrontId` path.
+async fn check_storefronts(
+    db: &impl ConnectionTrait,
+    accounts: &[LinkedAccount],
+    issues: &mut Issues,
+) -> Result<(), ApiError> {
+    let ids: BTreeSet<i64> = accounts.iter().map(|a| a.storefront_id).collect();
+    if ids.is_empty() {
+        return Ok(());
+    }
+    let known: BTreeSet<i64> = storefront::Entity::find()
+        .filter(storefront::Column::Id.is_in(ids))
+        .all(db)
+        .await?
+        .into_iter()
+        .map(|s| s.id)
+        .collect();
+    for (i, a) in accounts.iter().enumerate() {
+        if a.storefront_id > 0 && !known.contains(&a.storefront_id) {
+            issues.add(
+                format!("linkedAccounts[{i}].storefrontId"),
+                "no storefront with this id",
+            );
+        }
+    }
+    Ok(())
+}
+
+async fn insert_links(
+    db: &impl ConnectionTrait,
+    advertiser_id: &str,
+    accounts: &[LinkedAccount],
+) -> Result<(), ApiError> {
+    for a in accounts {
+        linked::ActiveModel {
+            advertiser_id: Set(advertiser_id.to_string()),
+            storefront_id: Set(a.storefront_id),
+            source_id: Set(a.source_id.clone()),
+            account_ref: Set(a.account_id.clone()),
+            billing_type: Set(a.billing_type.clone()),
+            created_at: Set(Utc::now()),
+            ..Default::default()
+        }
+        .insert(db)
+        .await?;
+    }
+    Ok(())
+}
+
+async fn links_of(
+    db: &impl ConnectionTrait,
+    advertiser_ids: &[&str],
+) -> Result<HashMap<String, Vec<linked::Model>>, ApiError> {
+    let mut map: HashMap<String, Vec<linked::Model>> = HashMap::new();
+    if advertiser_ids.is_empty() {
+        return Ok(map);
+    }
+    for l in linked::Entity::find()
+        .filter(linked::Column::AdvertiserId.is_in(advertiser_ids.iter().copied()))
+        .order_by_asc(linked::Column::Id)
+        .all(db)
+        .await?
+    {
+        map.entry(l.advertiser_id.clone()).or_default().push(l);
+    }
+    Ok(map)
+}
+
+/// Why the brand and currency can no longer change, if they cannot: the
+/// first seller-account binding (campaigns will add theirs here).
+pub async fn lock_reason(
+    db: &impl ConnectionTrait,
+    advertiser_id: &str,
+) -> Result<Option<&'static str>, ApiError> {
+    let bindings = linked::Entity::find()
+        .filter(linked::Column::AdvertiserId.eq(advertiser_id))
+        .count(db)
+        .await?;
+    Ok((bindings > 0).then_some("seller_account_bound"))
+}
+
+/// Resolves `domain` and, with `save`, stores the identity in the registry
+/// (after which it resolves from the registry, without a warning).
+async fn resolve_brand(
+    state: &AppState,
+    domain: &str,
+    save: bool,
+) -> Result<(Brand, Option<String>), ApiError> {
+    let (brand, warning) = brands::resolve(state.brands.as_ref(), domain).await?;
+    if save {
+        state.brands.save(&brand, false).await?;
+        return Ok((brand, None));
+    }
+    Ok((brand, warning))
+}
+
+async fn load(
+    db: &impl ConnectionTrait,
+    caller: &CallerInfo,
+    id: &str,
+) -> Result<advertiser::Model, ApiError> {
+    advertiser::Entity::find_by_id(id)
+        .filter(advertiser::Column::AccountId.eq(caller.account_id()))
+        .one(db)
+        .await?
+        .ok_or_else(|| ApiError::not_found("advertiser"))
+}
+
+pub async fn create_advertiser(
+    state: &AppState,
+    caller: &CallerInfo,
+    body: AdvertiserCreate,
+) -> Result<AdvertiserOut, ApiError> {
+    let mut issues = Issues::default();
+    let required = |v: Option<String>, field: &str, issues: &mut Issues| {
+        if v.is_none() {
+            issues.add(field, "is required");
+        }
+        v.unwrap_or_default()
+    };
+    let name_raw = required(body.name, "name", &mut issues);
+    let brand_raw = required(body.brand, "brand", &mut issues);
+    let currency_raw = required(body.primary_currency, "primaryCurrency", &mut issues);
+    let name = if name_raw.is_empty() && issues.0.iter().any(|i| i.path == "name") {
+        String::new()
+    } else {
+        model::name(&name_raw, &mut issues)
+    };
+    let brand = if brand_raw.is_empty() && issues.0.iter().any(|i| i.path == "brand") {
+        String::new()
+    } else {
+        model::brand(&brand_raw, &mut issues)
+    };
+    let currency =
+        if currency_raw.is_empty() && issues.0.iter().any(|i| i.path == "primaryCurrency") {
+            String::new()
+        } else {
+            model::currency(&currency_raw, &mut issues)
+        };
+    let description = model::description(body.description, &mut issues);
+    let countries = model::countries(body.brand_countries.unwrap_or_default(), &mut issues);
+    let timezone = body
+        .preferred_timezone
+        .map(|t| model::timezone(&t, &mut issues));
+    let channels = model::channels(body.channels.unwrap_or_default(), &mut issues);
+    let mode = model::apply_mode(
+        body.optimization_apply_mode.as_deref().unwrap_or("MANUAL"),
+        &mut issues,
+    );
+    let accounts = model::linked_accounts(body.linked_accounts.unwrap_or_default(), &mut issues);
+    let utm = match body.utm_config {
+        Some(u) => model::utm_config(u, &mut issues),
+        None => model::default_utm_config(),
+    };
+    let caps = model::frequency_caps(body.frequency_caps.unwrap_or_default(), &mut issues);
+    check_storefronts(&state.db, &accounts, &mut issues).await?;
+    issues.into_result()?;
+
+    let (linked_brand, warning) =
+        resolve_brand(state, &brand, body.save_brand.unwrap_or(false)).await?;
+    let now = Utc::now();
+    let id = uuid::Uuid::new_v4().hyphenated().to_string();
+    let txn = state.db.begin().await?;
+    let row = advertiser::ActiveModel {
+        id: Set(id.clone()),
+        account_id: Set(caller.account_id().to_string()),
+        name: Set(name),
+        description: Set(description),
+        status: Set("ACTIVE".into()),
+        brand: Set(brand),
+        brand_countries: Set(to_json(&countries)),
+        primary_currency: Set(currency),
+        preferred_timezone: Set(timezone),
+        sandbox: Set(body.sandbox.unwrap_or(false)),
+        channels: Set(to_json(&channels)),
+        optimization_apply_mode: Set(mode),
+        utm_config: Set(to_json(&utm)),
+        frequency_caps: Set(to_json(&caps)),
+        brand_warning: Set(warning),
+        linked_brand: Set(brand_json(&linked_brand)),
+        created_at: Set(now),
+        updated_at: Set(now),
+    }
+    .insert(&txn)
+    .await?;
+    insert_links(&txn, &id, &accounts).await?;
+    let links = links_of(&txn, &[&id])
+        .await?
+        .remove(&id)
+        .unwrap_or_default();
+    let created = out(row, links);
+    let after = serde_json::to_value(&created).map_err(ApiError::internal)?;
+    audit::record(
+        &txn,
+        caller,
+        "advertiser.created",
+        "advertiser",
+        &id,
+        audit::diff(&Value::Null, &after),
+    )
+    .await?;
+    txn.commit().await?;
+    Ok(created)
+}
+
+pub async fn get_advertiser(
+    state: &AppState,
+    caller: &CallerInfo,
+    advertiser_id: &str,
+) -> Result<AdvertiserOut, ApiError> {
+    let id = model::advertiser_id(advertiser_id)?;
+    let row = load(&state.db, caller, &id).await?;
+    let links = links_of(&state.db, &[&id])
+        .await?
+        .remove(&id)
+        .unwrap_or_default();
+    Ok(out(row, links))
+}
+
+pub async fn update_advertiser(
+    state: &AppState,
+    caller: &CallerInfo,
+    advertiser_id: &str,
+    body: AdvertiserUpdate,
+) -> Result<AdvertiserOut, ApiError> {
+    let id = model::advertiser_id(advertiser_id)?;
+    let mut issues = Issues::default();
+    let name = body.name.as_deref().map(|n| model::name(n, &mut issues));
+    let description = body.description.map(|d| model::description(d, &mut issues));
+    let brand = body.brand.as_deref().map(|b| model::brand(b, &mut issues));
+    let currency = body
+        .primary_currency
+        .as_deref()
+        .map(|c| model::currency(c, &mut issues));
+    let countries = body
+        .brand_countries
+        .map(|c| model::countries(c, &mut issues));
+    let timezone = body
+        .preferred_timezone
+        .map(|t| t.map(|t| model::timezone(&t, &mut issues)));
+    let channels = body.channels.map(|c| model::channels(c, &mut issues));
+    let mode = body
+        .optimization_apply_mode
+        .as_deref()
+        .map(|m| model::apply_mode(m, &mut issues));
+    let accounts = body
+        .linked_accounts
+        .map(|a| model::linked_accounts(a, &mut issues))
+        .unwrap_or_default();
+    let utm = body.utm_config.map(|u| model::utm_config(u, &mut issues));
+    let caps = body
+        .frequency_caps
+        .map(|c| model::frequency_caps(c, &mut issues));
+    check_storefronts(&state.db, &accounts, &mut issues).await?;
+    issues.into_result()?;
+
+    let current = load(&state.db, caller, &id).await?;
+    if let Some(sandbox) = body.sandbox
+        && sandbox != current.sandbox
+    {
+        return Err(ApiError::invalid(
+            "sandbox",
+            "is immutable: an advertiser is sandbox or not for its whole life",
+        ));
+    }
+    let brand_changes = brand.as_ref().is_some_and(|b| *b != current.brand);
+    let currency_changes = currency
+        .as_ref()
+        .is_some_and(|c| *c != current.primary_currency);
+    if (brand_changes || currency_changes)
+        && let Some(reason) = lock_reason(&state.db, &id).await?
+    {
+        let field = if brand_changes {
+            "brand"
+        } else {
+            "primaryCurrency"
+        };
+        return Err(ApiError::Conflict {
+            message: format!(
+                "{field} is locked: the advertiser already has a seller-account binding"
+            ),
+            details: Some(json!({ "reason": reason, "field": field })),
+        });
+    }
+    let save_brand = body.save_brand.unwrap_or(false);
+    let resolved = if brand_changes || save_brand {
+        let domain = brand.clone().unwrap_or_else(|| current.brand.clone());
+        Some(resolve_brand(state, &domain, save_brand).await?)
+    } else {
+        None
+    };
+
+    let before_links = links_of(&state.db, &[&id])
+        .await?
+        .remove(&id)
+        .unwrap_or_default();
+    let before = serde_json::to_value(out(current.clone(), before_links.clone()))
+        .map_err(ApiError::internal)?;
+    let existing: Vec<LinkedAccount> = before_links
+        .iter()
+        .map(|l| LinkedAccount {
+            storefront_id: l.storefront_id,
+            source_id: l.source_id.clone(),
+            account_id: l.account_ref.clone(),
+            billing_type: l.billing_type.clone(),
+        })
+        .collect();
+    let new_links: Vec<LinkedAccount> = accounts
+        .into_iter()
+        .filter(|a| !existing.iter().any(|e| model::same_binding(e, a)))
+        .collect();
+
+    let mut row = current.into_active_model();
+    if let Some(v) = name {
+        row.name = Set(v);
+    }
+    if let Some(v) = description {
+        row.description = Set(v);
+    }
+    if let Some(v) = brand {
+        row.brand = Set(v);
+    }
+    if let Some((b, warning)) = resolved {
+        row.linked_brand = Set(brand_json(&b));
+        row.brand_warning = Set(warning);
+    }
+    if let Some(v) = currency {
+        row.primary_currency = Set(v);
+    }
+    if let Some(v) = countries {
+        row.brand_countries = Set(to_json(&v));
+    }
+    if let Some(v) = timezone {
+        row.preferred_timezone = Set(v);
+    }
+    if let Some(v) = channels {
+        row.channels = Set(to_json(&v));
+    }
+    if let Some(v) = mode {
+        row.optimization_apply_mode = Set(v);
+    }
+    if let Some(v) = utm {
+        row.utm_config = Set(to_json(&v));
+    }
+    if let Some(v) = caps {
+        row.frequency_caps = Set(to_json(&v));
+    }
+    row.updated_at = Set(Utc::now());
+
+    let txn = state.db.begin().await?;
+    let row = row.update(&txn).await?;
+    insert_links(&txn, &id, &new_links).await?;
+    let links = links_of(&txn, &[&id])
+        .await?
+        .remove(&id)
+        .unwrap_or_default();
+    let updated = out(row, links);
+    let after = serde_json::to_value(&updated).map_err(ApiError::internal)?;
+    audit::record(
+        &txn,
+        caller,
+        "advertiser.updated",
+        "advertiser",
+        &id,
+        audit::diff(&before, &after),
+    )
+    .await?;
+    txn.commit().await?;
+    Ok(updated)
+}
+
+/// The account's advertisers, newest first.
+pub async fn list_advertisers(
+    state: &AppState,
+    caller: &CallerInfo,
+    page: Page<20, 100>,
+) -> Result<(Vec<AdvertiserOut>, PaginationMeta), ApiError> {
+    let query =
+        advertiser::Entity::find().filter(advertiser::Column::AccountId.eq(caller.account_id()));
+    let total = query.clone().count(&state.db).await?;
+    let rows = query
+        .order_by_desc(advertiser::Column::CreatedAt)
+        .order_by_desc(advertiser::Column::Id)
+        .offset(page.skip)
+        .limit(page.take)
+        .all(&state.db)
+        .await?;
+    let ids: Vec<&str> = rows.iter().map(|r| r.id.as_str()).collect();
+    let mut links = links_of(&state.db, &ids).await?;
+    let data = rows
+        .into_iter()
+        .map(|r| {
+            let l = links.remove(&r.id).unwrap_or_default();
+            out(r, l)
+        })
+        .collect();
+    Ok((data, page.meta(total)))
+}
