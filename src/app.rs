@@ -40,7 +40,17 @@ pub fn openapi_document() -> utoipa::openapi::OpenApi {
         .service(scope("/api/v2").configure(api_v2))
         .split_for_parts();
     openapi::add_common_responses(&mut doc);
-    doc
+    // Vocabularies (currency, country, zone lists...) are added as JSON.
+    match serde_json::to_value(&doc) {
+        Ok(mut value) => {
+            buyer::advertisers::openapi::document(&mut value);
+            // Creating a conversation takes an optional body.
+            value["paths"]["/api/v2/assistant/conversations"]["post"]["requestBody"]["required"] =
+                serde_json::Value::Bool(false);
+            serde_json::from_value(value).unwrap_or(doc)
+        }
+        Err(_) => doc,
+    }
 }
 
 pub struct Application {

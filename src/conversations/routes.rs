@@ -120,7 +120,7 @@ pub struct ConversationEnvelope {
 #[utoipa::path(
     tag = "conversations",
     security(("bearer" = [])),
-    request_body(content = Option<CreateConversation>),
+    request_body(content = CreateConversation, description = "Optional: a request without a body creates with the defaults."),
     responses(
         (status = 201, body = Envelope<ConversationEnvelope>),
         (status = 400, body = ErrorEnvelope),
@@ -209,8 +209,8 @@ pub async fn share_conversation(
 #[derive(Deserialize, ToSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct PostMessage {
-    /// `room` (the only audience accepted here for now).
-    #[schema(value_type = Audience)]
+    /// `room` (the only audience accepted here for now; `assistant` is a 400).
+    #[schema(pattern = "^room$")]
     pub audience: String,
     #[schema(min_length = 1, max_length = 32000)]
     pub content: String,

@@ -125,6 +125,17 @@ pub fn parse_json<T: DeserializeOwned>(body: &[u8]) -> Result<T, ApiError> {
             "request body is empty; a JSON object is required",
         ));
     }
+    // Every body of this API is an object; serde would also read a struct
+    // from an array, which no client means.
+    let first = body.iter().find(|b| !b.is_ascii_whitespace());
+    if first.is_some_and(|b| *b != b'{')
+        && serde_json::from_slice::<serde_json::Value>(body).is_ok()
+    {
+        return Err(ApiError::invalid(
+            "",
+            "the request body must be a JSON object",
+        ));
+    }
     let mut de = serde_json::Deserializer::from_slice(body);
     let value: T = serde_path_to_error::deserialize(&mut de).map_err(|err| {
         let path = err.path().to_string();
