@@ -6,6 +6,20 @@ mod m20261122_000001_tenancy;
 mod m20261122_000002_conversations;
 mod m20261122_000003_buyer;
 
+/// A foreign key that deletes the row with its parent.
+pub(crate) fn cascade(
+    table: &'static str,
+    column: &'static str,
+    parent: &'static str,
+    parent_column: &'static str,
+) -> ForeignKeyCreateStatement {
+    ForeignKey::create()
+        .from(table, column)
+        .to(parent, parent_column)
+        .on_delete(ForeignKeyAction::Cascade)
+        .to_owned()
+}
+
 pub struct Migrator;
 
 #[async_trait::async_trait]

@@ -20,18 +20,18 @@ impl MigrationTrait for Migration {
                 .col(big_integer("last_sequence"))
                 .col(timestamp_with_time_zone("created_at"))
                 .col(timestamp_with_time_zone("updated_at"))
-                .foreign_key(
-                    ForeignKey::create()
-                        .from("conversations", "account_id")
-                        .to("accounts", "id")
-                        .on_delete(ForeignKeyAction::Cascade),
-                )
-                .foreign_key(
-                    ForeignKey::create()
-                        .from("conversations", "owner_user_id")
-                        .to("users", "id")
-                        .on_delete(ForeignKeyAction::Cascade),
-                )
+                .foreign_key(&mut crate::cascade(
+                    "conversations",
+                    "account_id",
+                    "accounts",
+                    "id",
+                ))
+                .foreign_key(&mut crate::cascade(
+                    "conversations",
+                    "owner_user_id",
+                    "users",
+                    "id",
+                ))
                 .to_owned(),
         )
         .await?;
@@ -56,12 +56,12 @@ impl MigrationTrait for Migration {
                 .col(string_null("author_name"))
                 .col(string_null("author_email"))
                 .col(timestamp_with_time_zone("created_at"))
-                .foreign_key(
-                    ForeignKey::create()
-                        .from("conversation_messages", "conversation_uid")
-                        .to("conversations", "uid")
-                        .on_delete(ForeignKeyAction::Cascade),
-                )
+                .foreign_key(&mut crate::cascade(
+                    "conversation_messages",
+                    "conversation_uid",
+                    "conversations",
+                    "uid",
+                ))
                 .to_owned(),
         )
         .await?;
@@ -81,12 +81,12 @@ impl MigrationTrait for Migration {
                 .col(string("account_id").primary_key())
                 .col(boolean("default_sharing_enabled"))
                 .col(timestamp_with_time_zone("updated_at"))
-                .foreign_key(
-                    ForeignKey::create()
-                        .from("conversation_settings", "account_id")
-                        .to("accounts", "id")
-                        .on_delete(ForeignKeyAction::Cascade),
-                )
+                .foreign_key(&mut crate::cascade(
+                    "conversation_settings",
+                    "account_id",
+                    "accounts",
+                    "id",
+                ))
                 .to_owned(),
         )
         .await?;
@@ -106,18 +106,18 @@ impl MigrationTrait for Migration {
                         .col("instance_id")
                         .col("user_id"),
                 )
-                .foreign_key(
-                    ForeignKey::create()
-                        .from("conversation_presence", "conversation_uid")
-                        .to("conversations", "uid")
-                        .on_delete(ForeignKeyAction::Cascade),
-                )
-                .foreign_key(
-                    ForeignKey::create()
-                        .from("conversation_presence", "user_id")
-                        .to("users", "id")
-                        .on_delete(ForeignKeyAction::Cascade),
-                )
+                .foreign_key(&mut crate::cascade(
+                    "conversation_presence",
+                    "conversation_uid",
+                    "conversations",
+                    "uid",
+                ))
+                .foreign_key(&mut crate::cascade(
+                    "conversation_presence",
+                    "user_id",
+                    "users",
+                    "id",
+                ))
                 .to_owned(),
         )
         .await?;

@@ -58,12 +58,12 @@ impl MigrationTrait for Migration {
                 .col(text("linked_brand"))
                 .col(timestamp_with_time_zone("created_at"))
                 .col(timestamp_with_time_zone("updated_at"))
-                .foreign_key(
-                    ForeignKey::create()
-                        .from("advertisers", "account_id")
-                        .to("accounts", "id")
-                        .on_delete(ForeignKeyAction::Cascade),
-                )
+                .foreign_key(&mut crate::cascade(
+                    "advertisers",
+                    "account_id",
+                    "accounts",
+                    "id",
+                ))
                 .to_owned(),
         )
         .await?;
@@ -86,18 +86,18 @@ impl MigrationTrait for Migration {
                 .col(string("account_ref"))
                 .col(string_null("billing_type"))
                 .col(timestamp_with_time_zone("created_at"))
-                .foreign_key(
-                    ForeignKey::create()
-                        .from("advertiser_linked_accounts", "advertiser_id")
-                        .to("advertisers", "id")
-                        .on_delete(ForeignKeyAction::Cascade),
-                )
-                .foreign_key(
-                    ForeignKey::create()
-                        .from("advertiser_linked_accounts", "storefront_id")
-                        .to("storefronts", "id")
-                        .on_delete(ForeignKeyAction::Cascade),
-                )
+                .foreign_key(&mut crate::cascade(
+                    "advertiser_linked_accounts",
+                    "advertiser_id",
+                    "advertisers",
+                    "id",
+                ))
+                .foreign_key(&mut crate::cascade(
+                    "advertiser_linked_accounts",
+                    "storefront_id",
+                    "storefronts",
+                    "id",
+                ))
                 .to_owned(),
         )
         .await?;
@@ -125,12 +125,12 @@ impl MigrationTrait for Migration {
                 .col(string("resource_id"))
                 .col(text("changes"))
                 .col(timestamp_with_time_zone("created_at"))
-                .foreign_key(
-                    ForeignKey::create()
-                        .from("audit_logs", "account_id")
-                        .to("accounts", "id")
-                        .on_delete(ForeignKeyAction::Cascade),
-                )
+                .foreign_key(&mut crate::cascade(
+                    "audit_logs",
+                    "account_id",
+                    "accounts",
+                    "id",
+                ))
                 .to_owned(),
         )
         .await?;

@@ -474,3 +474,53 @@ impl TestApp {
         }
     }
 }
+
+// Room stream assertions shared by the single- and multi-instance tests.
+
+pub fn seq_of(ev: &SseEvent) -> i64 {
+    ev.data["message"]["sequence"].as_i64().unwrap()
+}
+
+/// Reads `message.created` events until `n` arrived; skips presence.
+pub async fn messages(stream: &mut SseStream, n: usize) -> Vec<SseEvent> {
+    let mut got = Vec::new();
+    while got.len() < n {
+        let ev = stream
+            .next_event(Duration::from_secs(10))
+            .await
+            .expect("event within 10 s");
+        if ev.event == "message.created" {
+            got.push(ev);
+        } else {
+            assert!(
+                ev.event == "presence.changed" || ev.event == "ready",
+                "unexpected {ev:?}"
+            );
+        }
+    }
+    got
+}
+
+pub fn participant_ids(ev: &SseEvent) -> Vec<i64> {
+    ev.data["participants"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["userId"].as_i64().unwrap())
+        .collect()
+}
+
+/// Waits for a presence event listing exactly `want`.
+pub async fn presence_becomes(stream: &mut SseStream, want: &[i64]) -> SseEvent {
+    let mut want = want.to_vec();
+    want.sort();
+    loop {
+        let ev = stream
+            .next_event(Duration::from_secs(10))
+            .await
+            .unwrap_or_else(|| panic!("no presence {want:?} within 10 s"));
+        if ev.event == "presence.changed" && participant_ids(&ev) == want {
+            return ev;
+        }
+    }
+}

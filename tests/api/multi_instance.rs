@@ -8,44 +8,8 @@ use serde_json::json;
 
 use crate::helpers::*;
 
-const WAIT: Duration = Duration::from_secs(10);
-
 fn on_postgres() -> bool {
     std::env::var("AGENTIC_TEST_DATABASE_URL").is_ok_and(|v| !v.is_empty())
-}
-
-async fn message_seqs(stream: &mut SseStream, n: usize) -> Vec<i64> {
-    let mut got = Vec::new();
-    while got.len() < n {
-        let ev = stream.next_event(WAIT).await.expect("event within 10 s");
-        if ev.event == "message.created" {
-            got.push(ev.data["message"]["sequence"].as_i64().unwrap());
-        }
-    }
-    got
-}
-
-async fn presence_becomes(stream: &mut SseStream, want: &[i64]) {
-    let mut want = want.to_vec();
-    want.sort();
-    loop {
-        let ev = stream
-            .next_event(WAIT)
-            .await
-            .unwrap_or_else(|| panic!("no presence {want:?} within 10 s"));
-        if ev.event != "presence.changed" {
-            continue;
-        }
-        let ids: Vec<i64> = ev.data["participants"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|p| p["userId"].as_i64().unwrap())
-            .collect();
-        if ids == want {
-            return;
-        }
-    }
 }
 
 #[actix_web::test]
@@ -92,11 +56,19 @@ async fn messages_posted_on_one_instance_reach_subscribers_on_another_in_order_o
         assert_eq!(app.say(who, &uid, &text).await, i);
     }
     assert_eq!(
-        message_seqs(&mut on_b, N as usize).await,
+        messages(&mut on_b, N as usize)
+            .await
+            .iter()
+            .map(seq_of)
+            .collect::<Vec<_>>(),
         (1..=N).collect::<Vec<_>>()
     );
     assert_eq!(
-        message_seqs(&mut on_a, N as usize).await,
+        messages(&mut on_a, N as usize)
+            .await
+            .iter()
+            .map(seq_of)
+            .collect::<Vec<_>>(),
         (1..=N).collect::<Vec<_>>()
     );
     // Exactly once: nothing trails behind.

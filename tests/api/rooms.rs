@@ -11,51 +11,6 @@ use crate::helpers::*;
 
 const WAIT: Duration = Duration::from_secs(10);
 
-fn seq_of(ev: &SseEvent) -> i64 {
-    ev.data["message"]["sequence"].as_i64().unwrap()
-}
-
-/// Reads `message.created` events until `n` arrived; skips presence.
-async fn messages(stream: &mut SseStream, n: usize) -> Vec<SseEvent> {
-    let mut got = Vec::new();
-    while got.len() < n {
-        let ev = stream.next_event(WAIT).await.expect("event within 10 s");
-        if ev.event == "message.created" {
-            got.push(ev);
-        } else {
-            assert!(
-                ev.event == "presence.changed" || ev.event == "ready",
-                "unexpected {ev:?}"
-            );
-        }
-    }
-    got
-}
-
-fn participant_ids(ev: &SseEvent) -> Vec<i64> {
-    ev.data["participants"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|p| p["userId"].as_i64().unwrap())
-        .collect()
-}
-
-/// Waits for a presence event listing exactly `want`.
-async fn presence_becomes(stream: &mut SseStream, want: &[i64]) -> SseEvent {
-    let mut want = want.to_vec();
-    want.sort();
-    loop {
-        let ev = stream
-            .next_event(WAIT)
-            .await
-            .unwrap_or_else(|| panic!("no presence {want:?} within 10 s"));
-        if ev.event == "presence.changed" && participant_ids(&ev) == want {
-            return ev;
-        }
-    }
-}
-
 #[actix_web::test]
 async fn ready_then_live_messages_with_sequence_ids() {
     let app = spawn_app().await;
