@@ -670,3 +670,54 @@ async fn migrate_applies_the_schema_and_is_repeatable() {
         0
     );
 }
+
+#[actix_web::test]
+async fn sigterm_closes_open_room_streams_with_an_error_event_then_exits() {
+    let (db, _dir) = fresh_database().await;
+    let (mut child, mut out) = spawn_serve(&db, &["--demo"]);
+    let (base, lines) = read_until_listening(&mut out);
+    let key = lines
+        .iter()
+        .find_map(|l| l.split_whitespace().find(|w| w.starts_with("agk_")))
+        .expect("demo key printed")
+        .to_string();
+    let client = awc::Client::default();
+    let mut res = client
+        .post(format!("{base}/api/v2/assistant/conversations"))
+        .insert_header(("Authorization", format!("Bearer {key}")))
+        .send_json(&serde_json::json!({}))
+        .await
+        .unwrap();
+    let created: Value = res.json().await.unwrap();
+    let uid = created["data"]["conversation"]["conversationUid"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let mut stream = client
+        .get(format!(
+            "{base}/api/v2/assistant/conversations/{uid}/events"
+        ))
+        .insert_header(("Authorization", format!("Bearer {key}")))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(stream.status(), 200);
+    let reader = actix_rt::spawn(async move {
+        let mut text = String::new();
+        while let Some(Ok(chunk)) = futures_util::StreamExt::next(&mut stream).await {
+            text.push_str(&String::from_utf8_lossy(&chunk));
+        }
+        text
+    });
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    assert!(sigterm_and_wait(&mut child).success());
+    let text = tokio::time::timeout(std::time::Duration::from_secs(10), reader)
+        .await
+        .expect("stream ended")
+        .unwrap();
+    assert!(text.contains("event: ready"), "{text}");
+    let tail = &text[text
+        .find("event: error")
+        .expect("error event before the end")..];
+    assert!(tail.contains("shutting down"), "{tail}");
+}
