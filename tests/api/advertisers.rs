@@ -722,3 +722,51 @@ async fn admin_register_brand_feeds_the_registry_and_rejects_bad_input() {
         "refused registrations wrote nothing"
     );
 }
+
+#[actix_web::test]
+async fn concurrent_updates_are_serialised_and_lose_nothing() {
+    let app = spawn_app().await;
+    let t = app.tenant().await;
+    let sf = storefront(&app).await;
+    let a = create(&app, &t, minimal()).await;
+    let path = format!("{ADV}/{}", a["id"].as_str().unwrap());
+    let mut tasks = Vec::new();
+    for i in 0..10 {
+        let url = app.url(&path);
+        let key = t.key.clone();
+        tasks.push(actix_rt::spawn(async move {
+            let body = json!({"linkedAccounts": [{"storefrontId": sf, "sourceId": "s", "accountId": format!("a{i}")}],
+                              "name": format!("N{i}")});
+            let res = awc::Client::default()
+                .put(url)
+                .insert_header(("Authorization", format!("Bearer {key}")))
+                .send_json(&body)
+                .await
+                .unwrap();
+            res.status().as_u16()
+        }));
+    }
+    for task in tasks {
+        assert_eq!(task.await.unwrap(), 200);
+    }
+    let got = app.get(&path, &t.key).await;
+    assert_eq!(got.data()["linkedAccounts"].as_array().unwrap().len(), 10);
+    let audit = app.get(&format!("{AUDIT}?take=50"), &t.key).await;
+    let updates: Vec<&Value> = audit
+        .data()
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["action"] == json!("advertiser.updated"))
+        .collect();
+    assert_eq!(updates.len(), 10);
+    // Serialised: every update saw the previous one's links, so each added exactly one.
+    for e in updates {
+        let change = &e["changes"]["linkedAccounts"];
+        assert_eq!(
+            change["to"].as_array().unwrap().len(),
+            change["from"].as_array().unwrap().len() + 1,
+            "{e}"
+        );
+    }
+}

@@ -5,6 +5,7 @@
 use std::collections::{BTreeSet, HashMap};
 
 use chrono::Utc;
+use sea_orm::sea_query::Expr;
 use sea_orm::{
     ActiveModelTrait, ColumnTrait, ConnectionTrait, EntityTrait, IntoActiveModel, PaginatorTrait,
     QueryFilter, QueryOrder, QuerySelect, Set, TransactionTrait,
@@ -333,7 +334,33 @@ pub async fn update_advertiser(
     check_storefronts(&state.db, &accounts, &mut issues).await?;
     issues.into_result()?;
 
-    let current = load(&state.db, caller, &id).await?;
+    // Brand resolution may write to the registry, so it happens before the
+    // transaction (on SQLite a second writer would wait on ours).
+    let seen = load(&state.db, caller, &id).await?;
+    let save_brand = body.save_brand.unwrap_or(false);
+    let resolved = if brand.as_ref().is_some_and(|b| *b != seen.brand) || save_brand {
+        let domain = brand.clone().unwrap_or_else(|| seen.brand.clone());
+        Some((
+            domain.clone(),
+            resolve_brand(state, &domain, save_brand).await?,
+        ))
+    } else {
+        None
+    };
+
+    // Touching the row first takes its write lock: concurrent updates (and
+    // the lock check against a concurrent first binding) are serialised.
+    let txn = state.db.begin().await?;
+    let touched = advertiser::Entity::update_many()
+        .col_expr(advertiser::Column::UpdatedAt, Expr::value(Utc::now()))
+        .filter(advertiser::Column::Id.eq(id.as_str()))
+        .filter(advertiser::Column::AccountId.eq(caller.account_id()))
+        .exec(&txn)
+        .await?;
+    if touched.rows_affected == 0 {
+        return Err(ApiError::not_found("advertiser"));
+    }
+    let current = load(&txn, caller, &id).await?;
     if let Some(sandbox) = body.sandbox
         && sandbox != current.sandbox
     {
@@ -347,7 +374,7 @@ pub async fn update_advertiser(
         .as_ref()
         .is_some_and(|c| *c != current.primary_currency);
     if (brand_changes || currency_changes)
-        && let Some(reason) = lock_reason(&state.db, &id).await?
+        && let Some(reason) = lock_reason(&txn, &id).await?
     {
         let field = if brand_changes {
             "brand"
@@ -361,15 +388,14 @@ pub async fn update_advertiser(
             details: Some(json!({ "reason": reason, "field": field })),
         });
     }
-    let save_brand = body.save_brand.unwrap_or(false);
-    let resolved = if brand_changes || save_brand {
-        let domain = brand.clone().unwrap_or_else(|| current.brand.clone());
-        Some(resolve_brand(state, &domain, save_brand).await?)
-    } else {
-        None
-    };
+    // Resolved for the brand the row will hold (a concurrent rename of the
+    // brand makes an unrelated resolution moot).
+    let final_brand = brand.clone().unwrap_or_else(|| current.brand.clone());
+    let resolved = resolved
+        .filter(|(domain, _)| *domain == final_brand)
+        .map(|(_, r)| r);
 
-    let before_links = links_of(&state.db, &[&id])
+    let before_links = links_of(&txn, &[&id])
         .await?
         .remove(&id)
         .unwrap_or_default();
@@ -425,8 +451,6 @@ pub async fn update_advertiser(
         row.frequency_caps = Set(to_json(&v));
     }
     row.updated_at = Set(Utc::now());
-
-    let txn = state.db.begin().await?;
     let row = row.update(&txn).await?;
     insert_links(&txn, &id, &new_links).await?;
     let links = links_of(&txn, &[&id])
