@@ -90,7 +90,10 @@ pub async fn spawn_on(database_url: &str, tweak: impl FnOnce(&mut Config)) -> Te
         db,
         database_url: database_url.to_string(),
         config,
+        // Pooled connections are retired before the server's 5 s keep-alive
+        // closes them, so a slow test never picks a dead one.
         client: awc::Client::builder()
+            .connector(awc::Connector::new().conn_keep_alive(Duration::from_secs(2)))
             .timeout(Duration::from_secs(30))
             .finish(),
         handle,
@@ -263,8 +266,10 @@ impl TestApp {
         key: &str,
         last_event_id: Option<&str>,
     ) -> Result<SseStream, Resp> {
-        let mut req = self
-            .client
+        // A stream holds its connection for its whole life: its own client.
+        let mut req = awc::Client::builder()
+            .disable_timeout()
+            .finish()
             .get(self.url(path))
             .insert_header(("Authorization", format!("Bearer {key}")))
             .insert_header(("Accept", "text/event-stream"));
