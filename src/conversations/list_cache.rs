@@ -1,9 +1,10 @@
-//! A read-through cache of serialized conversation lists. Dashboards poll
-//! the list; it changes only when a conversation of the account changes or
-//! someone enters or leaves a room. Every such change is a bus event, so
-//! each instance bumps the account's generation (locally at once, remotely
-//! via the bus) and older entries are never read again. A short TTL bounds
-//! what no event announces (presence rows of a vanished instance expiring).
+//! A read-through cache of serialized conversation lists for a single
+//! instance (with several instances lists are read from the database, so a
+//! client always reads its own writes). Dashboards poll the list; it changes
+//! only when a conversation of the account changes or someone enters or
+//! leaves a room. Every such change is a bus event, which bumps the
+//! account's generation, so older entries are never read again. A TTL
+//! bounds what no event announces (presence rows expiring).
 
 use std::collections::HashMap;
 use std::sync::Arc;

@@ -61,15 +61,18 @@ pub async fn list_conversations(
     caller: Caller,
     page: Page<20, 100>,
 ) -> ApiResult<HttpResponse> {
-    let key = ListKey {
+    // Only a single instance caches: across instances invalidation arrives
+    // by NOTIFY a few milliseconds after the commit, and a client behind a
+    // load balancer must still read its own writes.
+    let key = (!state.bus.is_distributed()).then(|| ListKey {
         account_id: caller.account_id().to_string(),
         user_id: caller.user.id,
         shared_enabled: caller.account.shared_conversations_enabled,
         take: page.take,
         skip: page.skip,
         generation: state.conversation_lists.generation(caller.account_id()),
-    };
-    if let Some(body) = state.conversation_lists.get(&key) {
+    });
+    if let Some(body) = key.as_ref().and_then(|k| state.conversation_lists.get(k)) {
         return Ok(json_response(body));
     }
     let ttl = state.config.rooms.presence_ttl();
@@ -90,7 +93,9 @@ pub async fn list_conversations(
         })
         .map_err(ApiError::internal)?,
     );
-    state.conversation_lists.put(key, body.clone());
+    if let Some(key) = key {
+        state.conversation_lists.put(key, body.clone());
+    }
     Ok(json_response(body))
 }
 

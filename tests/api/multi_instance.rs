@@ -78,7 +78,7 @@ async fn messages_posted_on_one_instance_reach_subscribers_on_another_in_order_o
         }
     }
 
-    // Lists are cached per instance; a change made through A is seen on B.
+    // A change made through A is read back through B at once (no stale cache).
     let before = b.get("/api/v2/assistant/conversations", &bob.key).await;
     assert_eq!(before.data()["totalCount"], json!(1));
     let created = a.conversation(&alice, true).await;
