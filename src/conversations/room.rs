@@ -151,18 +151,18 @@ impl Rooms {
         self.len() == 0
     }
 
-    /// Joins `user` to the conversation's room, starting it if needed.
+    /// Joins user `user_id` to the conversation's room, starting it if needed.
     pub async fn join(
         &self,
         conv: &conversation::Model,
-        user: Participant,
+        user_id: i64,
     ) -> Result<Subscription, ApiError> {
         for _ in 0..3 {
             let room = self.get_or_start(conv);
             let (tx, rx) = mpsc::channel(self.inner.tuning.subscriber_buffer.max(1));
             let closed: CloseReason = Arc::new(OnceLock::new());
             let join = Join {
-                user: user.clone(),
+                user_id,
                 tx,
                 closed: closed.clone(),
             };
@@ -255,7 +255,7 @@ impl BusSink for RoomsInner {
 }
 
 struct Subscriber {
-    user: Participant,
+    user_id: i64,
     tx: mpsc::Sender<Arc<RoomEvent>>,
     closed: CloseReason,
 }
@@ -324,7 +324,7 @@ impl Actor for Room {
 #[derive(Message)]
 #[rtype(result = "(u64, i64)")]
 struct Join {
-    user: Participant,
+    user_id: i64,
     tx: mpsc::Sender<Arc<RoomEvent>>,
     closed: CloseReason,
 }
@@ -349,11 +349,11 @@ impl Handler<Join> for Room {
     fn handle(&mut self, msg: Join, ctx: &mut Context<Self>) -> MessageResult<Join> {
         self.next_id += 1;
         let id = self.next_id;
-        let user_id = msg.user.user_id;
+        let user_id = msg.user_id;
         self.subs.insert(
             id,
             Subscriber {
-                user: msg.user,
+                user_id,
                 tx: msg.tx,
                 closed: msg.closed,
             },
@@ -404,7 +404,7 @@ impl Handler<Deliver> for Room {
                     let others: Vec<u64> = self
                         .subs
                         .iter()
-                        .filter(|(_, s)| s.user.user_id != owner_user_id)
+                        .filter(|(_, s)| s.user_id != owner_user_id)
                         .map(|(id, _)| *id)
                         .collect();
                     for id in others {
@@ -574,7 +574,7 @@ impl Room {
         let Some(sub) = self.subs.remove(&id) else {
             return;
         };
-        let user_id = sub.user.user_id;
+        let user_id = sub.user_id;
         if let Some(count) = self.local_users.get_mut(&user_id) {
             *count -= 1;
             if *count == 0 {

@@ -329,12 +329,7 @@ pub async fn conversation_events(
             format!("is beyond the newest message ({})", conv.last_sequence),
         ));
     }
-    let me = Participant {
-        user_id: caller.user.id,
-        name: caller.user.name.clone(),
-        email: Some(caller.user.email.clone()),
-    };
-    let sub = state.rooms.join(&conv, me).await?;
+    let sub = state.rooms.join(&conv, caller.user.id).await?;
     let after = requested.unwrap_or(sub.live_from);
     let events = stream::room_stream(
         state.db.clone(),
