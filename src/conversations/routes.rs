@@ -61,18 +61,15 @@ pub async fn list_conversations(
     caller: Caller,
     page: Page<20, 100>,
 ) -> ApiResult<HttpResponse> {
-    // Only a single instance caches: across instances invalidation arrives
-    // by NOTIFY a few milliseconds after the commit, and a client behind a
-    // load balancer must still read its own writes.
-    let key = (!state.bus.is_distributed()).then(|| ListKey {
+    let key = ListKey {
         account_id: caller.account_id().to_string(),
         user_id: caller.user.id,
         shared_enabled: caller.account.shared_conversations_enabled,
         take: page.take,
         skip: page.skip,
         generation: state.conversation_lists.generation(caller.account_id()),
-    });
-    if let Some(body) = key.as_ref().and_then(|k| state.conversation_lists.get(k)) {
+    };
+    if let Some(body) = state.conversation_lists.get(&key) {
         return Ok(json_response(body));
     }
     let ttl = state.config.rooms.presence_ttl();
@@ -93,9 +90,7 @@ pub async fn list_conversations(
         })
         .map_err(ApiError::internal)?,
     );
-    if let Some(key) = key {
-        state.conversation_lists.put(key, body.clone());
-    }
+    state.conversation_lists.put(key, body.clone());
     Ok(json_response(body))
 }
 
