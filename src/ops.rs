@@ -7,10 +7,10 @@ use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value, json};
 
+use crate::auth::CallerInfo;
 use crate::buyer::advertisers::service;
 use crate::error::ApiError;
 use crate::http::Page;
-use crate::http::auth::CallerInfo;
 use crate::http::json::parse_json;
 use crate::state::AppState;
 

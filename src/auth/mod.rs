@@ -1,9 +1,11 @@
 //! Tenancy and credentials: accounts, users, API keys, and the cached
 //! bearer-token lookup behind the `Caller` extractor.
 
+pub mod caller;
 pub mod keys;
 pub mod routes;
 pub mod service;
 pub mod tenancy;
 
+pub use caller::{AccountInfo, CallerInfo, UserInfo};
 pub use service::AuthService;

@@ -13,8 +13,8 @@ use utoipa_actix_web::service_config::ServiceConfig;
 
 use entity::{api_key, user};
 
+use crate::auth::{AccountInfo, UserInfo};
 use crate::error::{ApiError, ApiResult};
-use crate::http::auth::{AccountInfo, UserInfo};
 use crate::http::{ApiJson, Caller, Envelope, ErrorEnvelope, ListEnvelope, Page, envelope};
 use crate::state::AppState;
 use crate::types::Permission;

@@ -9,8 +9,8 @@ use sea_orm::{ColumnTrait, DatabaseConnection, EntityTrait, QueryFilter};
 
 use entity::{account, api_key, user};
 
+use crate::auth::{AccountInfo, CallerInfo, UserInfo};
 use crate::error::ApiError;
-use crate::http::auth::{AccountInfo, CallerInfo, UserInfo};
 use crate::types::{Permission, Role};
 
 use super::keys;

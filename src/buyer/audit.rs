@@ -12,8 +12,8 @@ use utoipa::ToSchema;
 
 use entity::audit_log;
 
+use crate::auth::CallerInfo;
 use crate::error::ApiError;
-use crate::http::auth::CallerInfo;
 
 /// `{field: {from, to}}` for every top-level field that differs, ignoring
 /// timestamps. `before = Null` (a create) lists every field from `null`.

@@ -19,9 +19,9 @@ use super::model::{
     Title, message_created_data,
 };
 use super::presence;
+use crate::auth::CallerInfo;
 use crate::bus::{BusEvent, EventBus};
 use crate::error::ApiError;
-use crate::http::auth::CallerInfo;
 
 /// Can `caller` read `conv`? Another account's conversation, another user's
 /// private one, and every shared one while the account has shared

@@ -5,40 +5,10 @@ use std::sync::Arc;
 use actix_web::http::header;
 use actix_web::{FromRequest, HttpRequest, dev::Payload, web};
 use futures_util::future::LocalBoxFuture;
-use serde::Serialize;
-use utoipa::ToSchema;
 
+use crate::auth::caller::CallerInfo;
 use crate::error::ApiError;
 use crate::state::AppState;
-use crate::types::{Permission, Role};
-
-/// Who is calling: the account always comes from here, never from a body.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CallerInfo {
-    pub account: AccountInfo,
-    pub user: UserInfo,
-    pub api_key_id: i64,
-    pub permissions: Vec<Permission>,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, ToSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct AccountInfo {
-    pub id: String,
-    pub name: String,
-    pub assistant_enabled: bool,
-    pub shared_conversations_enabled: bool,
-    pub phone_lines_enabled: bool,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, ToSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct UserInfo {
-    pub id: i64,
-    pub name: String,
-    pub email: String,
-    pub role: Role,
-}
 
 /// Cheap to clone; shared with the auth cache.
 #[derive(Debug, Clone)]
@@ -48,20 +18,6 @@ impl std::ops::Deref for Caller {
     type Target = CallerInfo;
     fn deref(&self) -> &CallerInfo {
         &self.0
-    }
-}
-
-impl CallerInfo {
-    pub fn account_id(&self) -> &str {
-        &self.account.id
-    }
-
-    pub fn has(&self, p: Permission) -> bool {
-        self.permissions.contains(&p)
-    }
-
-    pub fn is_admin(&self) -> bool {
-        matches!(self.user.role, Role::Admin | Role::SuperAdmin)
     }
 }
 

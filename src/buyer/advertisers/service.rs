@@ -18,10 +18,10 @@ use entity::{advertiser, advertiser_linked_account as linked, storefront};
 use super::model::{
     self, AdvertiserCreate, AdvertiserOut, AdvertiserUpdate, Issues, LinkedAccount,
 };
+use crate::auth::CallerInfo;
 use crate::buyer::audit;
 use crate::buyer::brands::{self, Brand, LinkedBrand};
 use crate::error::ApiError;
-use crate::http::auth::CallerInfo;
 use crate::http::{Page, PaginationMeta};
 use crate::state::AppState;
 
