@@ -27,7 +27,7 @@ use crate::{auth, buyer, conversations, health, openapi};
 pub fn api_v2(cfg: &mut ServiceConfig) {
     auth::routes::configure(cfg);
     conversations::configure(cfg);
-    buyer::configure(cfg);
+    crate::http::operations::configure(cfg);
     cfg.service(openapi::openapi_json);
 }
 

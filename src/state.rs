@@ -1,4 +1,5 @@
-//! Shared application state, one per server (cloned into every worker).
+//! Shared application state, one per server (cloned into every worker): the
+//! operations' context plus what only the HTTP edge needs.
 
 use std::sync::Arc;
 
@@ -7,30 +8,27 @@ use sea_orm::DatabaseConnection;
 use crate::auth::AuthService;
 use crate::bus::EventBus;
 use crate::config::Config;
-use crate::conversations::Rooms;
-use crate::conversations::list_cache::ListCache;
 use crate::http::rate_limit::RateLimits;
+use crate::ops::Ctx;
+use crate::ops::context::Handles;
 
 #[derive(Clone)]
 pub struct AppState {
-    pub db: DatabaseConnection,
-    pub config: Arc<Config>,
+    /// Database, bus, config, shutdown and the domains' handles.
+    pub ctx: Ctx,
     pub auth: AuthService,
     pub limits: Arc<RateLimits>,
     /// `AGENTIC_PUBLIC_URL`, or `http://{bound address}`.
     pub public_url: Arc<str>,
     /// The address actually bound (the real port when 0 was asked for).
     pub bound: std::net::SocketAddr,
-    /// Cancelled on SIGINT/SIGTERM: long-lived streams end, workers drain.
-    pub shutdown: tokio_util::sync::CancellationToken,
-    /// Fan-out between requests and instances.
-    pub bus: EventBus,
-    /// This instance's conversation rooms.
-    pub rooms: Rooms,
-    /// Serialized conversation lists, invalidated through the bus.
-    pub conversation_lists: std::sync::Arc<ListCache>,
-    /// Where brand identities are resolved and saved.
-    pub brands: std::sync::Arc<dyn crate::buyer::brands::BrandRegistry>,
+}
+
+impl std::ops::Deref for AppState {
+    type Target = Ctx;
+    fn deref(&self) -> &Ctx {
+        &self.ctx
+    }
 }
 
 impl AppState {
@@ -45,30 +43,31 @@ impl AppState {
         } else {
             EventBus::in_process(instance_id)
         };
-        let rooms = Rooms::new(db.clone(), bus.clone(), config.rooms.clone());
-        let conversation_lists = ListCache::new(config.rooms.presence_ttl(), !bus.is_distributed());
-        let sink: std::sync::Arc<dyn crate::bus::BusSink> = conversation_lists.clone();
-        bus.register(std::sync::Arc::downgrade(&sink));
-        AppState {
-            brands: std::sync::Arc::new(crate::buyer::brands::LocalRegistry::new(db.clone())),
-            conversation_lists,
+        let config = Arc::new(config);
+        let auth = AuthService::new(db.clone());
+        let mut handles = Handles::default();
+        crate::conversations::register(&mut handles, &db, &bus, &config);
+        crate::buyer::register(&mut handles, &db);
+        let limits = Arc::new(RateLimits::new(
+            config.rate_limit_per_minute,
+            config.auth_rate_limit,
+        ));
+        let ctx = Ctx::new(
+            db,
             bus,
-            rooms,
+            config,
+            tokio_util::sync::CancellationToken::new(),
+            handles,
+        );
+        AppState {
+            ctx,
+            auth,
+            limits,
             public_url: public_url.trim_end_matches('/').into(),
             bound,
-            shutdown: tokio_util::sync::CancellationToken::new(),
-            auth: AuthService::new(db.clone()),
-            limits: Arc::new(RateLimits::new(
-                config.rate_limit_per_minute,
-                config.auth_rate_limit,
-            )),
-            db,
-            config: Arc::new(config),
         }
     }
-}
 
-impl AppState {
     pub fn listen_url(&self) -> String {
         format!("http://{}", self.bound)
     }

@@ -44,6 +44,12 @@ impl CallerInfo {
         self.permissions.contains(&p)
     }
 
+    /// A key whose every permission is a read permission writes nothing; a
+    /// key with no permissions acts with its user's full access.
+    pub fn is_read_only(&self) -> bool {
+        !self.permissions.is_empty() && self.permissions.iter().all(|p| p.is_read())
+    }
+
     pub fn is_admin(&self) -> bool {
         matches!(self.user.role, Role::Admin | Role::SuperAdmin)
     }

@@ -15,6 +15,7 @@ use entity::{api_key, user};
 
 use crate::auth::{AccountInfo, UserInfo};
 use crate::error::{ApiError, ApiResult};
+use crate::http::auth::Writer;
 use crate::http::{ApiJson, Caller, Envelope, ErrorEnvelope, ListEnvelope, Page, envelope};
 use crate::state::AppState;
 use crate::types::Permission;
@@ -74,7 +75,7 @@ pub struct MePatch {
 #[patch("/me")]
 pub async fn update_me(
     state: web::Data<AppState>,
-    caller: Caller,
+    Writer(caller): Writer,
     body: ApiJson<MePatch>,
 ) -> ApiResult<HttpResponse> {
     let name = body.0.name.trim();
@@ -149,7 +150,7 @@ pub async fn list_api_keys(
         .all(&state.db)
         .await?;
     let data: Vec<ApiKeyOut> = rows.into_iter().map(Into::into).collect();
-    Ok(envelope::list(data, page.meta(total)))
+    Ok(envelope::list(data, page.of(total)))
 }
 
 #[derive(Serialize, ToSchema)]
@@ -173,7 +174,7 @@ pub struct RevokedOut {
 #[delete("/api-keys/{keyId}")]
 pub async fn revoke_api_key(
     state: web::Data<AppState>,
-    caller: Caller,
+    Writer(caller): Writer,
     path: web::Path<String>,
 ) -> ApiResult<HttpResponse> {
     let id: i64 = path

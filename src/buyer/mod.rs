@@ -4,20 +4,57 @@ pub mod advertisers;
 pub mod audit;
 pub mod brands;
 
-use actix_web::{HttpResponse, get, web};
-use utoipa_actix_web::service_config::ServiceConfig;
+use crate::auth::CallerInfo;
+use crate::error::ApiError;
+use crate::http::{ErrorEnvelope, ListEnvelope};
+use crate::ops::{
+    Access, Ctx, Input, Nothing, Operation, OperationDef, Page, Paged, Pagination, Verb, def,
+};
 
-use crate::error::ApiResult;
-use crate::http::{Caller, ErrorEnvelope, ListEnvelope, Page, envelope};
-use crate::state::AppState;
-
-pub fn configure(cfg: &mut ServiceConfig) {
-    advertisers::routes::configure(cfg);
-    cfg.service(list_audit_logs);
+/// Starts this domain's handles: where brand identities resolve.
+pub fn register(handles: &mut crate::ops::context::Handles, db: &sea_orm::DatabaseConnection) {
+    let brands: std::sync::Arc<dyn brands::BrandRegistry> =
+        std::sync::Arc::new(brands::LocalRegistry::new(db.clone()));
+    handles.insert(brands);
 }
 
-/// The account's audit log, newest first.
+/// The buyer domain's own operations (each sub-domain lists its own).
+pub static OPERATIONS: &[&OperationDef] = &[&def::<ListAuditLogs>(&__path_list_audit_logs)];
+
+pub struct ListAuditLogs;
+
+impl Operation for ListAuditLogs {
+    const NAME: &'static str = "list_audit_logs";
+    const DESCRIPTION: &'static str = "The account's audit log, newest first.";
+    const ACCESS: Access = Access::Read;
+    const VERB: Verb = Verb::Get;
+    const PATH: &'static str = "/buyer/audit-logs";
+    type Path = Nothing;
+    type Query = Page<20, 200>;
+    type Body = Nothing;
+    type Output = Paged<audit::AuditEntry>;
+
+    async fn run(
+        ctx: &Ctx,
+        caller: &CallerInfo,
+        input: Input<Self>,
+    ) -> Result<Self::Output, ApiError> {
+        let page = input.query;
+        let (items, total) = audit::list(&ctx.db, caller, page.take, page.skip).await?;
+        Ok(Paged {
+            items,
+            pagination: page.of(total),
+        })
+    }
+
+    fn pagination(out: &Self::Output) -> Option<Pagination> {
+        Some(out.pagination)
+    }
+}
+
 #[utoipa::path(
+    get,
+    path = "/buyer/audit-logs",
     tag = "buyer",
     security(("bearer" = [])),
     params(Page<20, 200>),
@@ -27,12 +64,5 @@ pub fn configure(cfg: &mut ServiceConfig) {
         (status = 401, body = ErrorEnvelope),
     )
 )]
-#[get("/buyer/audit-logs")]
-pub async fn list_audit_logs(
-    state: web::Data<AppState>,
-    caller: Caller,
-    page: Page<20, 200>,
-) -> ApiResult<HttpResponse> {
-    let (entries, total) = audit::list(&state.db, &caller, page.take, page.skip).await?;
-    Ok(envelope::list(entries, page.meta(total)))
-}
+#[allow(dead_code)]
+fn list_audit_logs() {}

@@ -10,10 +10,14 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use bytes::Bytes;
 use parking_lot::Mutex;
+use serde_json::value::RawValue;
 
 use crate::bus::{BusEvent, BusSink};
+use crate::ops::Pagination;
+
+/// A serialized list page and its position.
+pub type Entry = (Box<RawValue>, Pagination);
 
 #[derive(Clone, Hash, PartialEq, Eq)]
 pub struct ListKey {
@@ -29,7 +33,7 @@ pub struct ListCache {
     /// Off when several instances share the database (see the module doc).
     enabled: bool,
     generations: Mutex<HashMap<String, u64>>,
-    entries: moka::sync::Cache<ListKey, Bytes>,
+    entries: moka::sync::Cache<ListKey, Entry>,
 }
 
 impl ListCache {
@@ -54,14 +58,14 @@ impl ListCache {
             .unwrap_or(0)
     }
 
-    pub fn get(&self, key: &ListKey) -> Option<Bytes> {
+    pub fn get(&self, key: &ListKey) -> Option<Entry> {
         if !self.enabled {
             return None;
         }
         self.entries.get(key)
     }
 
-    pub fn put(&self, key: ListKey, body: Bytes) {
+    pub fn put(&self, key: ListKey, body: Entry) {
         if self.enabled {
             self.entries.insert(key, body);
         }

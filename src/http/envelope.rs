@@ -28,14 +28,8 @@ pub struct ListMeta {
     pub pagination: PaginationMeta,
 }
 
-#[derive(Serialize, ToSchema, Clone, Copy, Debug)]
-#[serde(rename_all = "camelCase")]
-pub struct PaginationMeta {
-    pub skip: u64,
-    pub take: u64,
-    pub total: u64,
-    pub has_more: bool,
-}
+/// The domain's list position, as `meta.pagination`.
+pub use crate::ops::Pagination as PaginationMeta;
 
 /// The `error` object of a failure envelope.
 #[derive(Serialize, ToSchema)]

@@ -72,7 +72,7 @@ impl<T: DeserializeOwned + Default + 'static> FromRequest for OptionalJson<T> {
 
 /// Reads a JSON body within the limit. With `allow_empty`, a request with no
 /// body at all may omit the content type.
-fn read_body(
+pub(crate) fn read_body(
     req: &HttpRequest,
     payload: &mut Payload,
     allow_empty: bool,

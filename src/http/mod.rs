@@ -5,6 +5,7 @@ pub mod envelope;
 pub mod fallback;
 pub mod json;
 pub mod middleware;
+pub mod operations;
 pub mod pagination;
 pub mod query;
 pub mod rate_limit;

@@ -1,20 +1,13 @@
-//! Offset pagination (`take`/`skip`) shared by every list endpoint; each
-//! endpoint picks its default and cap as const parameters.
+//! The HTTP side of the domain's `Page`: its OpenAPI parameters and an
+//! extractor for routes that are not operations.
 
 use actix_web::{FromRequest, HttpRequest, dev::Payload};
 use futures_util::future::{Ready, ready};
-use serde::Deserialize;
 use utoipa::IntoParams;
 
 use crate::error::ApiError;
-use crate::http::PaginationMeta;
-
-/// `Page<DEFAULT, MAX>`: `take` in 1..=MAX (default DEFAULT), `skip` >= 0.
-#[derive(Debug, Clone, Copy)]
-pub struct Page<const DEFAULT: u64 = 20, const MAX: u64 = 100> {
-    pub take: u64,
-    pub skip: u64,
-}
+pub use crate::ops::Page;
+use crate::ops::page::MAX_SKIP;
 
 /// Documents `take`/`skip` with this endpoint's own default and cap:
 /// `params(Page<20, 100>)` in a `#[utoipa::path]`.
@@ -46,55 +39,6 @@ impl<const DEFAULT: u64, const MAX: u64> IntoParams for Page<DEFAULT, MAX> {
                 .schema(Some(int(0, MAX_SKIP, 0)))
                 .build(),
         ]
-    }
-}
-
-#[derive(Deserialize)]
-struct Raw {
-    take: Option<String>,
-    skip: Option<String>,
-}
-
-/// Largest accepted `skip`: keeps offsets inside every backend's integer range.
-const MAX_SKIP: u64 = 1_000_000_000;
-
-impl<const DEFAULT: u64, const MAX: u64> Page<DEFAULT, MAX> {
-    pub fn parse(query: &str) -> Result<Self, ApiError> {
-        let raw: Raw = crate::http::query::parse_query(query)?;
-        let take = match raw.take {
-            None => DEFAULT,
-            Some(t) => match t.parse::<u64>() {
-                Ok(n) if (1..=MAX).contains(&n) => n,
-                _ => {
-                    return Err(ApiError::invalid(
-                        "take",
-                        format!("must be an integer from 1 to {MAX}"),
-                    ));
-                }
-            },
-        };
-        let skip = match raw.skip {
-            None => 0,
-            Some(s) => match s.parse::<u64>() {
-                Ok(n) if n <= MAX_SKIP => n,
-                _ => {
-                    return Err(ApiError::invalid(
-                        "skip",
-                        format!("must be an integer from 0 to {MAX_SKIP}"),
-                    ));
-                }
-            },
-        };
-        Ok(Page { take, skip })
-    }
-
-    pub fn meta(&self, total: u64) -> PaginationMeta {
-        PaginationMeta {
-            skip: self.skip,
-            take: self.take,
-            total,
-            has_more: self.skip.saturating_add(self.take) < total,
-        }
     }
 }
 

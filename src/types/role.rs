@@ -54,6 +54,11 @@ pub enum Permission {
 impl Permission {
     pub const ALL: [Permission; 2] = [Permission::PlatformRead, Permission::PlatformWrite];
 
+    /// Grants reading only.
+    pub fn is_read(&self) -> bool {
+        matches!(self, Permission::PlatformRead)
+    }
+
     pub fn as_str(&self) -> &'static str {
         match self {
             Permission::PlatformRead => "platform:read",

@@ -580,8 +580,8 @@ async fn named_operations_run_the_same_code_as_rest() {
     let call = |v: Value| serde_json::from_value::<OperationCall>(v).unwrap();
 
     let created = dispatch(
-        &app.state,
-        &caller,
+        &app.state.ctx,
+        caller.clone(),
         call(json!({"operation": "create_advertiser", "body": minimal()})),
     )
     .await
@@ -591,8 +591,8 @@ async fn named_operations_run_the_same_code_as_rest() {
     assert_eq!(rest.data(), &created.data);
 
     let got = dispatch(
-        &app.state,
-        &caller,
+        &app.state.ctx,
+        caller.clone(),
         call(json!({"operation": "get_advertiser", "pathParams": {"advertiserId": id}})),
     )
     .await
@@ -600,8 +600,8 @@ async fn named_operations_run_the_same_code_as_rest() {
     assert_eq!(got.data, created.data);
 
     let updated = dispatch(
-        &app.state,
-        &caller,
+        &app.state.ctx,
+        caller.clone(),
         call(
             json!({"operation": "update_advertiser", "pathParams": {"advertiserId": id},
                      "body": {"channels": ["podcast"]}}),
@@ -612,8 +612,8 @@ async fn named_operations_run_the_same_code_as_rest() {
     assert_eq!(updated.data["channels"], json!(["podcast"]));
 
     let listed = dispatch(
-        &app.state,
-        &caller,
+        &app.state.ctx,
+        caller.clone(),
         call(json!({"operation": "list_advertisers", "params": {"take": 1}})),
     )
     .await
@@ -623,8 +623,8 @@ async fn named_operations_run_the_same_code_as_rest() {
 
     // The same validation, with the same paths.
     let err = dispatch(
-        &app.state,
-        &caller,
+        &app.state.ctx,
+        caller.clone(),
         call(json!({"operation": "create_advertiser",
                      "body": with(json!({"frequencyCaps": [{"maxExposure": 1, "window": {"interval": 1, "unit": "eons"}}]}))})),
     )
@@ -632,16 +632,16 @@ async fn named_operations_run_the_same_code_as_rest() {
     .unwrap_err();
     assert_eq!(err.body()["field"], json!("frequencyCaps[0].window.unit"));
     let err = dispatch(
-        &app.state,
-        &caller,
+        &app.state.ctx,
+        caller.clone(),
         call(json!({"operation": "delete_everything"})),
     )
     .await
     .unwrap_err();
     assert_eq!(err.code(), "VALIDATION_ERROR");
     let err = dispatch(
-        &app.state,
-        &caller,
+        &app.state.ctx,
+        caller.clone(),
         call(json!({"operation": "get_advertiser"})),
     )
     .await

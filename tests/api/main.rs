@@ -11,5 +11,6 @@ mod conventions;
 mod conversations;
 mod multi_instance;
 mod openapi;
+mod permissions;
 mod rate_limits;
 mod rooms;

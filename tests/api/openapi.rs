@@ -134,3 +134,26 @@ async fn every_documented_operation_is_routed() {
         }
     }
 }
+
+/// Every registered operation is documented at its own verb and path, under
+/// its own name, so the REST surface and the registry cannot drift apart.
+#[actix_web::test]
+async fn every_registered_operation_is_documented_under_its_name() {
+    let doc = agentic_api::app::openapi_document();
+    let doc = serde_json::to_value(&doc).unwrap();
+    let mut seen = 0;
+    for def in agentic_api::ops::registry() {
+        let path = format!("/api/v2{}", def.path);
+        let op = &doc["paths"][&path][def.verb.as_str().to_ascii_lowercase()];
+        assert!(
+            op.is_object(),
+            "{} {path} not documented",
+            def.verb.as_str()
+        );
+        assert_eq!(op["operationId"], def.name, "{path}");
+        let schema = (def.input_schema)();
+        assert_eq!(schema["type"], "object", "{}", def.name);
+        seen += 1;
+    }
+    assert!(seen >= 12, "only {seen} operations registered");
+}

@@ -2,5 +2,5 @@
 
 pub mod model;
 pub mod openapi;
-pub mod routes;
+pub mod operations;
 pub mod service;

@@ -3,6 +3,7 @@
 //! the operation dispatcher (`crate::ops`) both call these.
 
 use std::collections::{BTreeSet, HashMap};
+use std::sync::Arc;
 
 use chrono::Utc;
 use sea_orm::sea_query::Expr;
@@ -20,10 +21,9 @@ use super::model::{
 };
 use crate::auth::CallerInfo;
 use crate::buyer::audit;
-use crate::buyer::brands::{self, Brand, LinkedBrand};
+use crate::buyer::brands::{self, Brand, BrandRegistry, LinkedBrand};
 use crate::error::ApiError;
-use crate::http::{Page, PaginationMeta};
-use crate::state::AppState;
+use crate::ops::{Ctx, Page, Paged};
 
 fn to_json<T: serde::Serialize>(v: &T) -> String {
     serde_json::to_string(v).unwrap_or_else(|_| "[]".into())
@@ -162,13 +162,14 @@ pub async fn lock_reason(
 /// Resolves `domain` and, with `save`, stores the identity in the registry
 /// (after which it resolves from the registry, without a warning).
 async fn resolve_brand(
-    state: &AppState,
+    ctx: &Ctx,
     domain: &str,
     save: bool,
 ) -> Result<(Brand, Option<String>), ApiError> {
-    let (brand, warning) = brands::resolve(state.brands.as_ref(), domain).await?;
+    let registry = ctx.get::<Arc<dyn BrandRegistry>>()?;
+    let (brand, warning) = brands::resolve(registry.as_ref(), domain).await?;
     if save {
-        state.brands.save(&brand, false).await?;
+        registry.save(&brand, false).await?;
         return Ok((brand, None));
     }
     Ok((brand, warning))
@@ -187,7 +188,7 @@ async fn load(
 }
 
 pub async fn create_advertiser(
-    state: &AppState,
+    ctx: &Ctx,
     caller: &CallerInfo,
     body: AdvertiserCreate,
 ) -> Result<AdvertiserOut, ApiError> {
@@ -233,14 +234,14 @@ pub async fn create_advertiser(
         None => model::default_utm_config(),
     };
     let caps = model::frequency_caps(body.frequency_caps.unwrap_or_default(), &mut issues);
-    check_storefronts(&state.db, &accounts, &mut issues).await?;
+    check_storefronts(&ctx.db, &accounts, &mut issues).await?;
     issues.into_result()?;
 
     let (linked_brand, warning) =
-        resolve_brand(state, &brand, body.save_brand.unwrap_or(false)).await?;
+        resolve_brand(ctx, &brand, body.save_brand.unwrap_or(false)).await?;
     let now = Utc::now();
     let id = uuid::Uuid::new_v4().hyphenated().to_string();
-    let txn = state.db.begin().await?;
+    let txn = ctx.db.begin().await?;
     let row = advertiser::ActiveModel {
         id: Set(id.clone()),
         account_id: Set(caller.account_id().to_string()),
@@ -284,13 +285,13 @@ pub async fn create_advertiser(
 }
 
 pub async fn get_advertiser(
-    state: &AppState,
+    ctx: &Ctx,
     caller: &CallerInfo,
     advertiser_id: &str,
 ) -> Result<AdvertiserOut, ApiError> {
     let id = model::advertiser_id(advertiser_id)?;
-    let row = load(&state.db, caller, &id).await?;
-    let links = links_of(&state.db, &[&id])
+    let row = load(&ctx.db, caller, &id).await?;
+    let links = links_of(&ctx.db, &[&id])
         .await?
         .remove(&id)
         .unwrap_or_default();
@@ -298,7 +299,7 @@ pub async fn get_advertiser(
 }
 
 pub async fn update_advertiser(
-    state: &AppState,
+    ctx: &Ctx,
     caller: &CallerInfo,
     advertiser_id: &str,
     body: AdvertiserUpdate,
@@ -331,18 +332,18 @@ pub async fn update_advertiser(
     let caps = body
         .frequency_caps
         .map(|c| model::frequency_caps(c, &mut issues));
-    check_storefronts(&state.db, &accounts, &mut issues).await?;
+    check_storefronts(&ctx.db, &accounts, &mut issues).await?;
     issues.into_result()?;
 
     // Brand resolution may write to the registry, so it happens before the
     // transaction (on SQLite a second writer would wait on ours).
-    let seen = load(&state.db, caller, &id).await?;
+    let seen = load(&ctx.db, caller, &id).await?;
     let save_brand = body.save_brand.unwrap_or(false);
     let resolved = if brand.as_ref().is_some_and(|b| *b != seen.brand) || save_brand {
         let domain = brand.clone().unwrap_or_else(|| seen.brand.clone());
         Some((
             domain.clone(),
-            resolve_brand(state, &domain, save_brand).await?,
+            resolve_brand(ctx, &domain, save_brand).await?,
         ))
     } else {
         None
@@ -350,7 +351,7 @@ pub async fn update_advertiser(
 
     // Touching the row first takes its write lock: concurrent updates (and
     // the lock check against a concurrent first binding) are serialised.
-    let txn = state.db.begin().await?;
+    let txn = ctx.db.begin().await?;
     let touched = advertiser::Entity::update_many()
         .col_expr(advertiser::Column::UpdatedAt, Expr::value(Utc::now()))
         .filter(advertiser::Column::Id.eq(id.as_str()))
@@ -474,22 +475,22 @@ pub async fn update_advertiser(
 
 /// The account's advertisers, newest first.
 pub async fn list_advertisers(
-    state: &AppState,
+    ctx: &Ctx,
     caller: &CallerInfo,
     page: Page<20, 100>,
-) -> Result<(Vec<AdvertiserOut>, PaginationMeta), ApiError> {
+) -> Result<Paged<AdvertiserOut>, ApiError> {
     let query =
         advertiser::Entity::find().filter(advertiser::Column::AccountId.eq(caller.account_id()));
-    let total = query.clone().count(&state.db).await?;
+    let total = query.clone().count(&ctx.db).await?;
     let rows = query
         .order_by_desc(advertiser::Column::CreatedAt)
         .order_by_desc(advertiser::Column::Id)
         .offset(page.skip)
         .limit(page.take)
-        .all(&state.db)
+        .all(&ctx.db)
         .await?;
     let ids: Vec<&str> = rows.iter().map(|r| r.id.as_str()).collect();
-    let mut links = links_of(&state.db, &ids).await?;
+    let mut links = links_of(&ctx.db, &ids).await?;
     let data = rows
         .into_iter()
         .map(|r| {
@@ -497,5 +498,8 @@ pub async fn list_advertisers(
             out(r, l)
         })
         .collect();
-    Ok((data, page.meta(total)))
+    Ok(Paged {
+        items: data,
+        pagination: page.of(total),
+    })
 }

@@ -1,0 +1,192 @@
+//! The advertiser operations, each declared once: REST, the dispatcher and
+//! agent tools are derived from these declarations.
+
+use serde::Deserialize;
+use utoipa::ToSchema;
+
+use super::model::{AdvertiserCreate, AdvertiserOut, AdvertiserUpdate};
+use super::service;
+use crate::auth::CallerInfo;
+use crate::error::ApiError;
+use crate::http::{Envelope, ErrorEnvelope, ListEnvelope};
+use crate::ops::{
+    Access, Ctx, Input, Json, Nothing, Operation, OperationDef, Page, Paged, Pagination, Params,
+    Verb, def,
+};
+
+pub static OPERATIONS: &[&OperationDef] = &[
+    &def::<CreateAdvertiser>(&__path_create_advertiser),
+    &def::<GetAdvertiser>(&__path_get_advertiser),
+    &def::<UpdateAdvertiser>(&__path_update_advertiser),
+    &def::<ListAdvertisers>(&__path_list_advertisers),
+];
+
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct AdvertiserPath {
+    /// The advertiser's id (a UUID).
+    pub advertiser_id: String,
+}
+
+pub struct CreateAdvertiser;
+
+impl Operation for CreateAdvertiser {
+    const NAME: &'static str = "create_advertiser";
+    const DESCRIPTION: &'static str =
+        "Create an advertiser (brand identity, currency, channels, UTM and frequency caps).";
+    const ACCESS: Access = Access::Write;
+    const VERB: Verb = Verb::Post;
+    const PATH: &'static str = "/buyer/advertisers";
+    const STATUS: u16 = 201;
+    type Path = Nothing;
+    type Query = Nothing;
+    type Body = Json<AdvertiserCreate>;
+    type Output = AdvertiserOut;
+
+    async fn run(
+        ctx: &Ctx,
+        caller: &CallerInfo,
+        input: Input<Self>,
+    ) -> Result<AdvertiserOut, ApiError> {
+        service::create_advertiser(ctx, caller, input.body.0).await
+    }
+}
+
+pub struct GetAdvertiser;
+
+impl Operation for GetAdvertiser {
+    const NAME: &'static str = "get_advertiser";
+    const DESCRIPTION: &'static str = "One advertiser of the caller's account.";
+    const ACCESS: Access = Access::Read;
+    const VERB: Verb = Verb::Get;
+    const PATH: &'static str = "/buyer/advertisers/{advertiserId}";
+    type Path = Params<AdvertiserPath>;
+    type Query = Nothing;
+    type Body = Nothing;
+    type Output = AdvertiserOut;
+
+    async fn run(
+        ctx: &Ctx,
+        caller: &CallerInfo,
+        input: Input<Self>,
+    ) -> Result<AdvertiserOut, ApiError> {
+        service::get_advertiser(ctx, caller, &input.path.0.advertiser_id).await
+    }
+}
+
+pub struct UpdateAdvertiser;
+
+impl Operation for UpdateAdvertiser {
+    const NAME: &'static str = "update_advertiser";
+    const DESCRIPTION: &'static str =
+        "Change an advertiser; brand and currency lock once a seller account is bound.";
+    const ACCESS: Access = Access::Write;
+    const VERB: Verb = Verb::Put;
+    const PATH: &'static str = "/buyer/advertisers/{advertiserId}";
+    type Path = Params<AdvertiserPath>;
+    type Query = Nothing;
+    type Body = Json<AdvertiserUpdate>;
+    type Output = AdvertiserOut;
+
+    async fn run(
+        ctx: &Ctx,
+        caller: &CallerInfo,
+        input: Input<Self>,
+    ) -> Result<AdvertiserOut, ApiError> {
+        service::update_advertiser(ctx, caller, &input.path.0.advertiser_id, input.body.0).await
+    }
+}
+
+pub struct ListAdvertisers;
+
+impl Operation for ListAdvertisers {
+    const NAME: &'static str = "list_advertisers";
+    const DESCRIPTION: &'static str = "The account's advertisers, newest first.";
+    const ACCESS: Access = Access::Read;
+    const VERB: Verb = Verb::Get;
+    const PATH: &'static str = "/buyer/advertisers";
+    type Path = Nothing;
+    type Query = Page<20, 100>;
+    type Body = Nothing;
+    type Output = Paged<AdvertiserOut>;
+
+    async fn run(
+        ctx: &Ctx,
+        caller: &CallerInfo,
+        input: Input<Self>,
+    ) -> Result<Self::Output, ApiError> {
+        service::list_advertisers(ctx, caller, input.query).await
+    }
+
+    fn pagination(out: &Self::Output) -> Option<Pagination> {
+        Some(out.pagination)
+    }
+}
+
+// OpenAPI descriptions of the routes derived from the operations above.
+
+#[utoipa::path(
+    post,
+    path = "/buyer/advertisers",
+    tag = "buyer",
+    security(("bearer" = [])),
+    request_body = AdvertiserCreate,
+    responses(
+        (status = 201, body = Envelope<AdvertiserOut>),
+        (status = 400, body = ErrorEnvelope),
+        (status = 401, body = ErrorEnvelope),
+        (status = 403, body = ErrorEnvelope, description = "read-only key"),
+    )
+)]
+#[allow(dead_code)]
+fn create_advertiser() {}
+
+#[utoipa::path(
+    get,
+    path = "/buyer/advertisers/{advertiserId}",
+    tag = "buyer",
+    security(("bearer" = [])),
+    params(("advertiserId" = uuid::Uuid, Path)),
+    responses(
+        (status = 200, body = Envelope<AdvertiserOut>),
+        (status = 400, body = ErrorEnvelope),
+        (status = 401, body = ErrorEnvelope),
+        (status = 404, body = ErrorEnvelope),
+    )
+)]
+#[allow(dead_code)]
+fn get_advertiser() {}
+
+#[utoipa::path(
+    put,
+    path = "/buyer/advertisers/{advertiserId}",
+    tag = "buyer",
+    security(("bearer" = [])),
+    params(("advertiserId" = uuid::Uuid, Path)),
+    request_body = AdvertiserUpdate,
+    responses(
+        (status = 200, body = Envelope<AdvertiserOut>),
+        (status = 400, body = ErrorEnvelope),
+        (status = 401, body = ErrorEnvelope),
+        (status = 403, body = ErrorEnvelope, description = "read-only key"),
+        (status = 404, body = ErrorEnvelope),
+        (status = 409, body = ErrorEnvelope, description = "brand or currency locked"),
+    )
+)]
+#[allow(dead_code)]
+fn update_advertiser() {}
+
+#[utoipa::path(
+    get,
+    path = "/buyer/advertisers",
+    tag = "buyer",
+    security(("bearer" = [])),
+    params(Page<20, 100>),
+    responses(
+        (status = 200, body = ListEnvelope<Vec<AdvertiserOut>>),
+        (status = 400, body = ErrorEnvelope),
+        (status = 401, body = ErrorEnvelope),
+    )
+)]
+#[allow(dead_code)]
+fn list_advertisers() {}

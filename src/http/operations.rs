@@ -1,0 +1,126 @@
+//! REST routes derived from the operation registry: one resource per
+//! operation, bound to its verb and path, documented by its OpenAPI
+//! description. The handler authenticates, checks the declared access
+//! before the body is read, hands the transport-neutral input to the
+//! operation and wraps its reply in the envelope.
+
+use actix_web::dev::{AppService, HttpServiceFactory};
+use actix_web::http::{Method, StatusCode, header};
+use actix_web::{FromRequest, HttpRequest, HttpResponse, guard, web};
+use serde::Serialize;
+use serde_json::value::RawValue;
+use utoipa_actix_web::OpenApiFactory;
+
+use crate::error::ApiError;
+use crate::http::Caller;
+use crate::http::json::read_body;
+use crate::ops::{BodyKind, OperationDef, Pagination, RawInput, Reply, Verb, authorize};
+use crate::state::AppState;
+
+/// Registers `def` as a REST route (and its OpenAPI description).
+pub struct RestRoute(pub &'static OperationDef);
+
+fn method(verb: Verb) -> Method {
+    match verb {
+        Verb::Get => Method::GET,
+        Verb::Post => Method::POST,
+        Verb::Put => Method::PUT,
+        Verb::Patch => Method::PATCH,
+        Verb::Delete => Method::DELETE,
+    }
+}
+
+impl HttpServiceFactory for RestRoute {
+    fn register(self, config: &mut AppService) {
+        let def = self.0;
+        web::resource(def.path)
+            .name(def.name)
+            .guard(guard::Method(method(def.verb)))
+            .to(move |req: HttpRequest, payload: web::Payload| handle(def, req, payload))
+            .register(config);
+    }
+}
+
+impl OpenApiFactory for RestRoute {
+    fn paths(&self) -> utoipa::openapi::path::Paths {
+        self.0.doc.paths()
+    }
+
+    fn schemas(
+        &self,
+        schemas: &mut Vec<(
+            String,
+            utoipa::openapi::RefOr<utoipa::openapi::schema::Schema>,
+        )>,
+    ) {
+        self.0.doc.schemas(schemas)
+    }
+}
+
+/// Every registered operation as a REST route.
+pub fn configure(cfg: &mut utoipa_actix_web::service_config::ServiceConfig) {
+    for def in crate::ops::registry() {
+        cfg.service(RestRoute(def));
+    }
+}
+
+async fn handle(
+    def: &'static OperationDef,
+    req: HttpRequest,
+    payload: web::Payload,
+) -> Result<HttpResponse, ApiError> {
+    let caller = Caller::extract(&req).await?;
+    // Refused before the body is read or anything is looked up.
+    authorize(&caller, def.access)?;
+    let state = req
+        .app_data::<web::Data<AppState>>()
+        .cloned()
+        .ok_or_else(|| ApiError::internal("app state missing"))?;
+    let body = match def.body {
+        BodyKind::None => None,
+        kind => {
+            let mut payload = payload.into_inner();
+            let bytes = read_body(&req, &mut payload, kind == BodyKind::Optional).await?;
+            (!bytes.is_empty() || kind == BodyKind::Required).then_some(bytes)
+        }
+    };
+    let raw = RawInput {
+        path: req
+            .match_info()
+            .iter()
+            .map(|(k, v)| (k.to_string(), serde_json::Value::from(v)))
+            .collect(),
+        query: req.query_string().to_string(),
+        body,
+    };
+    let reply = (def.call)(state.ctx.clone(), caller.0.clone(), raw).await?;
+    respond(reply)
+}
+
+#[derive(Serialize)]
+struct Envelope<'a> {
+    data: &'a RawValue,
+    error: Option<()>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    meta: Option<Meta>,
+}
+
+#[derive(Serialize)]
+struct Meta {
+    pagination: Pagination,
+}
+
+/// `{data, error: null, meta?}` around the operation's serialized data.
+pub fn respond(reply: Reply) -> Result<HttpResponse, ApiError> {
+    let data: &RawValue = serde_json::from_slice(&reply.data).map_err(ApiError::internal)?;
+    let body = serde_json::to_vec(&Envelope {
+        data,
+        error: None,
+        meta: reply.pagination.map(|pagination| Meta { pagination }),
+    })
+    .map_err(ApiError::internal)?;
+    let status = StatusCode::from_u16(reply.status).map_err(ApiError::internal)?;
+    Ok(HttpResponse::build(status)
+        .insert_header(header::ContentType::json())
+        .body(body))
+}

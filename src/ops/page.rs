@@ -1,0 +1,105 @@
+//! Offset pagination as domain types: the request ([`Page`], `take`/`skip`
+//! with a per-operation default and cap) and the position of a result in the
+//! whole ([`Pagination`]). The REST edge turns the latter into
+//! `meta.pagination`.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+use utoipa::ToSchema;
+
+use super::input::{Part, RawInput, parse_query};
+use crate::error::ApiError;
+
+/// Largest accepted `skip`: keeps offsets inside every backend's integer range.
+pub const MAX_SKIP: u64 = 1_000_000_000;
+
+/// `Page<DEFAULT, MAX>`: `take` in 1..=MAX (default DEFAULT), `skip` >= 0.
+#[derive(Debug, Clone, Copy)]
+pub struct Page<const DEFAULT: u64 = 20, const MAX: u64 = 100> {
+    pub take: u64,
+    pub skip: u64,
+}
+
+#[derive(Serialize, Deserialize, ToSchema, Clone, Copy, Debug, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+#[schema(as = PaginationMeta)]
+pub struct Pagination {
+    pub skip: u64,
+    pub take: u64,
+    pub total: u64,
+    pub has_more: bool,
+}
+
+#[derive(Deserialize)]
+struct Raw {
+    take: Option<String>,
+    skip: Option<String>,
+}
+
+impl<const DEFAULT: u64, const MAX: u64> Page<DEFAULT, MAX> {
+    pub fn parse(query: &str) -> Result<Self, ApiError> {
+        let raw: Raw = parse_query(query)?;
+        let take = match raw.take {
+            None => DEFAULT,
+            Some(t) => match t.parse::<u64>() {
+                Ok(n) if (1..=MAX).contains(&n) => n,
+                _ => {
+                    return Err(ApiError::invalid(
+                        "take",
+                        format!("must be an integer from 1 to {MAX}"),
+                    ));
+                }
+            },
+        };
+        let skip = match raw.skip {
+            None => 0,
+            Some(s) => match s.parse::<u64>() {
+                Ok(n) if n <= MAX_SKIP => n,
+                _ => {
+                    return Err(ApiError::invalid(
+                        "skip",
+                        format!("must be an integer from 0 to {MAX_SKIP}"),
+                    ));
+                }
+            },
+        };
+        Ok(Page { take, skip })
+    }
+
+    pub fn of(&self, total: u64) -> Pagination {
+        Pagination {
+            skip: self.skip,
+            take: self.take,
+            total,
+            has_more: self.skip.saturating_add(self.take) < total,
+        }
+    }
+}
+
+impl<const DEFAULT: u64, const MAX: u64> Part for Page<DEFAULT, MAX> {
+    fn from_raw(raw: &RawInput) -> Result<Self, ApiError> {
+        Self::parse(&raw.query)
+    }
+    fn schema() -> Option<Value> {
+        Some(json!({
+            "type": "object",
+            "properties": {
+                "take": {"type": "integer", "minimum": 1, "maximum": MAX, "default": DEFAULT},
+                "skip": {"type": "integer", "minimum": 0, "maximum": MAX_SKIP, "default": 0},
+            },
+        }))
+    }
+}
+
+/// A page of items and where it sits in the whole. Serializes as the items.
+#[derive(Debug, Clone)]
+pub struct Paged<T> {
+    pub items: Vec<T>,
+    pub pagination: Pagination,
+}
+
+impl<T: Serialize> Serialize for Paged<T> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.items.serialize(s)
+    }
+}
