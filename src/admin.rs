@@ -59,7 +59,8 @@ pub async fn run(
             json!({ "apiKey": key })
         }
         AdminCommand::RevokeApiKey { key } => {
-            tenancy::revoke_api_key(db, &key).await?;
+            let (key_id, account_id) = tenancy::revoke_api_key(db, &key).await?;
+            announce(db, crate::auth::events::key_revoked(&account_id, key_id)).await;
             json!({ "revoked": true })
         }
         AdminCommand::ProvisionLine {
@@ -98,4 +99,18 @@ pub async fn run(
             json!({ "brandId": id })
         }
     })
+}
+
+/// Tells running servers on a shared PostgreSQL database at once (their auth
+/// caches and open streams); on SQLite they notice within the auth cache TTL
+/// and one stream keep-alive.
+async fn announce(db: &sea_orm::DatabaseConnection, event: crate::bus::BusEvent) {
+    if db.get_database_backend() == sea_orm::DbBackend::Postgres {
+        let bus = crate::bus::EventBus::postgres(
+            "admin-cli".into(),
+            db.get_postgres_connection_pool().clone(),
+            crate::bus::DEFAULT_HEARTBEAT,
+        );
+        bus.publish(event).await;
+    }
 }

@@ -55,6 +55,11 @@ pub struct Config {
     /// Room stream tuning; not part of the operator contract (tests shorten it).
     #[arg(skip)]
     pub rooms: RoomTuning,
+
+    /// How often the PostgreSQL bus listener proves itself alive (tests
+    /// shorten it); three missed beats reconnect it.
+    #[arg(skip = crate::bus::DEFAULT_HEARTBEAT)]
+    pub bus_heartbeat: std::time::Duration,
 }
 
 /// Timings and bounds of conversation rooms and their streams.
@@ -99,6 +104,7 @@ impl Config {
             carrier_url: None,
             log: "info".into(),
             rooms: RoomTuning::default(),
+            bus_heartbeat: crate::bus::DEFAULT_HEARTBEAT,
         }
     }
 

@@ -17,7 +17,7 @@ pub async fn healthz() -> HttpResponse {
     HttpResponse::Ok().json(json!({ "data": { "status": "ok" }, "error": null }))
 }
 
-/// The database answers.
+/// The database answers and, with several instances, the event bus works.
 #[utoipa::path(tag = "health", responses(
     (status = 200, description = "ready"),
     (status = 503, description = "database unreachable"),
@@ -25,6 +25,15 @@ pub async fn healthz() -> HttpResponse {
 #[get("/readyz")]
 pub async fn readyz(state: web::Data<AppState>) -> HttpResponse {
     let ping = tokio::time::timeout(std::time::Duration::from_secs(2), state.db.ping()).await;
+    if matches!(ping, Ok(Ok(()))) && !state.bus.is_healthy() {
+        // Events from other instances are not arriving (yet): streams here
+        // still resynchronise from the database, but a balancer should
+        // prefer another instance.
+        return HttpResponse::ServiceUnavailable().json(json!({
+            "data": null,
+            "error": { "code": "SERVICE_UNAVAILABLE", "message": "event bus between instances unavailable" }
+        }));
+    }
     match ping {
         Ok(Ok(())) => HttpResponse::Ok().json(json!({
             "data": { "status": "ready", "database": format!("{:?}", state.db.get_database_backend()).to_lowercase() },

@@ -39,12 +39,16 @@ impl AppState {
             .unwrap_or_else(|| format!("http://{bound}"));
         let instance_id = uuid::Uuid::new_v4().simple().to_string();
         let bus = if db.get_database_backend() == sea_orm::DbBackend::Postgres {
-            EventBus::postgres(instance_id, db.get_postgres_connection_pool().clone())
+            EventBus::postgres(
+                instance_id,
+                db.get_postgres_connection_pool().clone(),
+                config.bus_heartbeat,
+            )
         } else {
             EventBus::in_process(instance_id)
         };
         let config = Arc::new(config);
-        let auth = AuthService::new(db.clone());
+        let auth = AuthService::new(db.clone(), &bus);
         let mut handles = Handles::default();
         crate::conversations::register(&mut handles, &db, &bus, &config);
         crate::buyer::register(&mut handles, &db);

@@ -2,6 +2,7 @@
 //! bearer-token lookup behind the `Caller` extractor.
 
 pub mod caller;
+pub mod events;
 pub mod keys;
 pub mod routes;
 pub mod service;

@@ -90,7 +90,13 @@ pub async fn update_me(
     let mut active = row.into_active_model();
     active.name = Set(name.to_string());
     active.update(&state.db).await?;
-    state.auth.invalidate_all();
+    state
+        .bus
+        .publish(super::events::user_changed(
+            caller.account_id(),
+            caller.user.id,
+        ))
+        .await;
     let mut user = caller.user.clone();
     user.name = name.to_string();
     Ok(envelope::ok(MeOut {
@@ -192,7 +198,10 @@ pub async fn revoke_api_key(
         active.revoked_at = Set(Some(Utc::now()));
         active.update(&state.db).await?
     };
-    state.auth.invalidate_all();
+    state
+        .bus
+        .publish(super::events::key_revoked(caller.account_id(), row.id))
+        .await;
     Ok(envelope::ok(RevokedOut {
         api_key: row.into(),
     }))

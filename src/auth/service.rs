@@ -9,7 +9,9 @@ use sea_orm::{ColumnTrait, DatabaseConnection, EntityTrait, QueryFilter};
 
 use entity::{account, api_key, user};
 
+use super::events;
 use crate::auth::{AccountInfo, CallerInfo, UserInfo};
+use crate::bus::{BusEvent, BusSink, EventBus};
 use crate::error::ApiError;
 use crate::types::{Permission, Role};
 
@@ -20,21 +22,60 @@ use super::keys;
 /// another process (the admin CLI), they take effect within this TTL.
 pub const AUTH_CACHE_TTL: Duration = Duration::from_secs(5);
 
+type CallerCache = Cache<String, Option<Arc<CallerInfo>>>;
+
 #[derive(Clone)]
 pub struct AuthService {
     db: DatabaseConnection,
     /// Keyed by SHA-256 of the token; `None` caches a rejection.
-    cache: Cache<String, Option<Arc<CallerInfo>>>,
+    cache: CallerCache,
+    /// Drops cached callers when the bus says their credential changed;
+    /// held here, since the bus holds sinks weakly.
+    _sink: Arc<dyn BusSink>,
+}
+
+/// Invalidates exactly the entries an auth event concerns: one key, or one
+/// user's keys. Nobody can flush every tenant's cache.
+struct CacheSink(CallerCache);
+
+impl BusSink for CacheSink {
+    fn deliver(&self, event: &BusEvent) {
+        let Ok(id) = event.key.parse::<i64>() else {
+            return;
+        };
+        let by_key = event.topic == events::KEY_REVOKED;
+        // Rejections (`None`) are keyed by token, not by key: they stay.
+        let _ = self.0.invalidate_entries_if(move |_, cached| {
+            cached.as_ref().is_some_and(|c| {
+                if by_key {
+                    c.api_key_id == id
+                } else {
+                    c.user.id == id
+                }
+            })
+        });
+    }
+
+    fn transport_lost(&self) {
+        // Revocations from other instances may be lost: entries live at
+        // most AUTH_CACHE_TTL; drop them now rather than then.
+        self.0.invalidate_all();
+    }
 }
 
 impl AuthService {
-    pub fn new(db: DatabaseConnection) -> Self {
+    pub fn new(db: DatabaseConnection, bus: &EventBus) -> Self {
+        let cache: CallerCache = Cache::builder()
+            .max_capacity(100_000)
+            .time_to_live(AUTH_CACHE_TTL)
+            .support_invalidation_closures()
+            .build();
+        let sink: Arc<dyn BusSink> = Arc::new(CacheSink(cache.clone()));
+        bus.subscribe(events::PREFIX, Arc::downgrade(&sink));
         AuthService {
             db,
-            cache: Cache::builder()
-                .max_capacity(100_000)
-                .time_to_live(AUTH_CACHE_TTL)
-                .build(),
+            cache,
+            _sink: sink,
         }
     }
 
@@ -54,11 +95,37 @@ impl AuthService {
             .await
             .map_err(|e: Arc<ApiError>| ApiError::internal(e))
     }
+}
 
-    /// Drop every cached entry (after a revocation in this process).
-    pub fn invalidate_all(&self) {
-        self.cache.invalidate_all();
+/// Of `key_ids`, those still valid: not revoked, and their user still in
+/// `account_id`. Streams re-check their credential with it.
+pub async fn live_keys(
+    db: &impl sea_orm::ConnectionTrait,
+    account_id: &str,
+    key_ids: &[i64],
+) -> Result<std::collections::HashSet<i64>, sea_orm::DbErr> {
+    if key_ids.is_empty() {
+        return Ok(Default::default());
     }
+    let keys = api_key::Entity::find()
+        .filter(api_key::Column::Id.is_in(key_ids.iter().copied()))
+        .filter(api_key::Column::RevokedAt.is_null())
+        .all(db)
+        .await?;
+    let user_ids: Vec<i64> = keys.iter().map(|k| k.user_id).collect();
+    let users: std::collections::HashSet<i64> = user::Entity::find()
+        .filter(user::Column::Id.is_in(user_ids))
+        .filter(user::Column::AccountId.eq(account_id))
+        .all(db)
+        .await?
+        .into_iter()
+        .map(|u| u.id)
+        .collect();
+    Ok(keys
+        .into_iter()
+        .filter(|k| users.contains(&k.user_id))
+        .map(|k| k.id)
+        .collect())
 }
 
 async fn lookup(

@@ -182,9 +182,24 @@ pub async fn revoke_user_keys(db: &impl ConnectionTrait, user_id: i64) -> Result
     Ok(res.rows_affected)
 }
 
-/// Revokes one key by its full value or its readable prefix.
-pub async fn revoke_api_key(db: &impl ConnectionTrait, key_or_prefix: &str) -> Result<()> {
+/// Revokes one key by its full value or its readable prefix; returns the
+/// key's id and its account (to announce the revocation).
+pub async fn revoke_api_key(
+    db: &impl ConnectionTrait,
+    key_or_prefix: &str,
+) -> Result<(i64, String)> {
     let prefix = keys::prefix_of(key_or_prefix).unwrap_or(key_or_prefix);
+    let Some(key) = api_key::Entity::find()
+        .filter(api_key::Column::Prefix.eq(prefix))
+        .filter(api_key::Column::RevokedAt.is_null())
+        .one(db)
+        .await?
+    else {
+        return invalid(format!("no live API key with prefix '{prefix}'"));
+    };
+    let Some(owner) = user::Entity::find_by_id(key.user_id).one(db).await? else {
+        return invalid(format!("no live API key with prefix '{prefix}'"));
+    };
     let res = api_key::Entity::update_many()
         .col_expr(
             api_key::Column::RevokedAt,
@@ -197,7 +212,7 @@ pub async fn revoke_api_key(db: &impl ConnectionTrait, key_or_prefix: &str) -> R
     if res.rows_affected == 0 {
         return invalid(format!("no live API key with prefix '{prefix}'"));
     }
-    Ok(())
+    Ok((key.id, owner.account_id))
 }
 
 #[derive(Debug, Clone)]

@@ -1,69 +1,72 @@
-//! The event bus: every cross-request fan-out goes through it. Events are
-//! delivered to this instance's sinks at once; with PostgreSQL they also
-//! travel over LISTEN/NOTIFY to every other instance sharing the database.
+//! The event bus: every cross-request fan-out goes through it. An event is
+//! addressed by a topic (`conversation.message`, `auth.key_revoked`, ...) and
+//! a key (the conversation uid, the key id...); sinks subscribe to topic
+//! prefixes, so a domain adds topics without editing the bus and a sink
+//! never hears what it did not ask for. Events are delivered to this
+//! instance's sinks at once; with PostgreSQL they also travel over
+//! LISTEN/NOTIFY to every other instance sharing the database.
+//!
 //! The bus carries notifications, not truth: receivers reconcile with the
 //! database (persist first, then broadcast), so a lost notification costs
 //! latency, never data.
 
 mod pg;
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Weak};
+use std::time::Duration;
 
 use parking_lot::RwLock;
 use serde::{Deserialize, Serialize};
+use serde_json::Value;
 
 pub use pg::PgTransport;
 
 /// What travels on the bus.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "type", rename_all_fields = "camelCase")]
-pub enum BusEvent {
-    /// A message was committed with this sequence. `data` is the ready-made
-    /// `message.created` payload when it fits in a notification.
-    #[serde(rename = "room.message")]
-    RoomMessage {
-        account_id: String,
-        conversation_uid: String,
-        sequence: i64,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        data: Option<String>,
-    },
-    /// Presence rows of this conversation changed on some instance.
-    #[serde(rename = "room.presence")]
-    RoomPresence {
-        account_id: String,
-        conversation_uid: String,
-    },
-    /// Who may read the conversation changed (sharing turned off).
-    #[serde(rename = "room.access")]
-    RoomAccess {
-        account_id: String,
-        conversation_uid: String,
-        owner_user_id: i64,
-        sharing_enabled: bool,
-    },
-    /// A conversation of the account was created or renamed.
-    #[serde(rename = "conversation.changed")]
-    ConversationChanged { account_id: String },
+#[serde(rename_all = "camelCase")]
+pub struct BusEvent {
+    /// Dotted name; sinks subscribe by prefix.
+    pub topic: String,
+    /// The account the event belongs to (empty for instance-wide events).
+    pub account_id: String,
+    /// What the event is about, within the topic (a uid, an id).
+    pub key: String,
+    /// Small, topic-specific fields.
+    #[serde(default, skip_serializing_if = "Value::is_null")]
+    pub payload: Value,
+    /// Optional ready-made data that a transport may drop when it does not
+    /// fit (receivers then read it from the database).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bulk: Option<String>,
 }
 
 impl BusEvent {
-    /// The account every event belongs to.
-    pub fn account_id(&self) -> &str {
-        match self {
-            BusEvent::RoomMessage { account_id, .. }
-            | BusEvent::RoomPresence { account_id, .. }
-            | BusEvent::RoomAccess { account_id, .. }
-            | BusEvent::ConversationChanged { account_id } => account_id,
+    pub fn new(topic: &str, account_id: &str, key: impl Into<String>, payload: Value) -> Self {
+        BusEvent {
+            topic: topic.to_string(),
+            account_id: account_id.to_string(),
+            key: key.into(),
+            payload,
+            bulk: None,
         }
+    }
+
+    pub fn with_bulk(mut self, bulk: String) -> Self {
+        self.bulk = Some(bulk);
+        self
+    }
+
+    pub fn account_id(&self) -> &str {
+        &self.account_id
     }
 }
 
 /// A receiver of bus events on this instance. `deliver` must not block.
 pub trait BusSink: Send + Sync {
     fn deliver(&self, event: &BusEvent);
-    /// The inter-instance transport lost events (connection dropped):
-    /// whatever depends on it must resynchronise.
+    /// The inter-instance transport lost events (connection dropped or
+    /// silent): whatever depends on it must resynchronise from the database.
     fn transport_lost(&self);
 }
 
@@ -72,10 +75,17 @@ pub struct EventBus {
     inner: Arc<Inner>,
 }
 
+struct Subscription {
+    prefix: String,
+    sink: Weak<dyn BusSink>,
+}
+
 struct Inner {
     instance_id: String,
-    sinks: RwLock<Vec<Weak<dyn BusSink>>>,
+    sinks: RwLock<Vec<Subscription>>,
     transport: Option<PgTransport>,
+    /// The transport is connected and its heartbeat comes back in time.
+    healthy: AtomicBool,
     /// Stops the listener when the bus goes away.
     listener_stop: tokio_util::sync::CancellationToken,
 }
@@ -86,27 +96,29 @@ impl Drop for Inner {
     }
 }
 
+/// How often the PostgreSQL listener proves itself alive, by receiving its
+/// own NOTIFY; three missed beats and the connection counts as dead.
+pub const DEFAULT_HEARTBEAT: Duration = Duration::from_secs(5);
+
 impl EventBus {
     /// Single-instance bus: in-process delivery only.
     pub fn in_process(instance_id: String) -> Self {
-        EventBus {
-            inner: Arc::new(Inner {
-                instance_id,
-                sinks: RwLock::new(Vec::new()),
-                transport: None,
-                listener_stop: Default::default(),
-            }),
-        }
+        Self::with(instance_id, None)
     }
 
     /// In-process delivery plus PostgreSQL NOTIFY to other instances; call
     /// [`EventBus::start_listener`] to receive theirs.
-    pub fn postgres(instance_id: String, pool: sea_orm::sqlx::PgPool) -> Self {
+    pub fn postgres(instance_id: String, pool: sea_orm::sqlx::PgPool, heartbeat: Duration) -> Self {
+        Self::with(instance_id, Some(PgTransport::new(pool, heartbeat)))
+    }
+
+    fn with(instance_id: String, transport: Option<PgTransport>) -> Self {
         EventBus {
             inner: Arc::new(Inner {
                 instance_id,
                 sinks: RwLock::new(Vec::new()),
-                transport: Some(PgTransport::new(pool)),
+                healthy: AtomicBool::new(transport.is_none()),
+                transport,
                 listener_stop: Default::default(),
             }),
         }
@@ -120,9 +132,19 @@ impl EventBus {
         self.inner.transport.is_some()
     }
 
-    /// Sinks are held weakly: the bus never keeps a domain alive.
-    pub fn register(&self, sink: Weak<dyn BusSink>) {
-        self.inner.sinks.write().push(sink);
+    /// Is every event from other instances reaching this one? Always true
+    /// in process; with PostgreSQL, while the listener's heartbeat returns.
+    pub fn is_healthy(&self) -> bool {
+        self.inner.healthy.load(Ordering::Relaxed)
+    }
+
+    /// Subscribes `sink` to every topic starting with `prefix` (`""` for
+    /// all). Sinks are held weakly: the bus never keeps a domain alive.
+    pub fn subscribe(&self, prefix: &str, sink: Weak<dyn BusSink>) {
+        self.inner.sinks.write().push(Subscription {
+            prefix: prefix.to_string(),
+            sink,
+        });
     }
 
     /// Deliver locally, then to other instances. A transport failure is
@@ -138,27 +160,40 @@ impl EventBus {
     }
 
     fn deliver_local(&self, event: &BusEvent) {
-        for sink in self.sinks() {
+        let sinks: Vec<Arc<dyn BusSink>> = self
+            .inner
+            .sinks
+            .read()
+            .iter()
+            .filter(|s| event.topic.starts_with(&s.prefix))
+            .filter_map(|s| s.sink.upgrade())
+            .collect();
+        for sink in sinks {
             sink.deliver(event);
         }
     }
 
-    fn sinks(&self) -> Vec<Arc<dyn BusSink>> {
-        self.inner
+    fn lost(&self) {
+        self.inner.healthy.store(false, Ordering::Relaxed);
+        let sinks: Vec<Arc<dyn BusSink>> = self
+            .inner
             .sinks
             .read()
             .iter()
-            .filter_map(Weak::upgrade)
-            .collect()
+            .filter_map(|s| s.sink.upgrade())
+            .collect();
+        for sink in sinks {
+            sink.transport_lost();
+        }
     }
 
     /// Receives other instances' events until `shutdown` or until this bus
-    /// is dropped; reconnects after a lost connection and tells sinks that
-    /// events may have been missed.
+    /// is dropped; reconnects after a lost or silent connection and tells
+    /// sinks that events may have been missed.
     ///
     /// The listener runs on its own thread and runtime with its own
-    /// connection, so it outlives no runtime it depends on and always closes
-    /// its connection cleanly.
+    /// connections, so it outlives no runtime it depends on and always
+    /// closes its connections cleanly.
     pub fn start_listener(&self, shutdown: tokio_util::sync::CancellationToken) {
         let Some(transport) = self.inner.transport.clone() else {
             return;
@@ -193,10 +228,12 @@ impl EventBus {
                     &origin,
                     stop,
                     |event| with_bus(&|bus| bus.deliver_local(&event)),
-                    || {
+                    |healthy| {
                         with_bus(&|bus| {
-                            for sink in bus.sinks() {
-                                sink.transport_lost();
+                            if healthy {
+                                bus.inner.healthy.store(true, Ordering::Relaxed);
+                            } else {
+                                bus.lost();
                             }
                         })
                     },

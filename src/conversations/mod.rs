@@ -1,6 +1,7 @@
 //! Shared assistant conversations: rooms with a gap-free message sequence,
 //! SSE streams with resume and presence, and the account's sharing default.
 
+pub mod events;
 pub mod list_cache;
 pub mod model;
 pub mod operations;
@@ -31,7 +32,7 @@ pub fn register(
     let rooms = Rooms::new(db.clone(), bus.clone(), config.rooms.clone());
     let lists = list_cache::ListCache::new(config.rooms.presence_ttl(), !bus.is_distributed());
     let sink: std::sync::Arc<dyn crate::bus::BusSink> = lists.clone();
-    bus.register(std::sync::Arc::downgrade(&sink));
+    bus.subscribe(events::PREFIX, std::sync::Arc::downgrade(&sink));
     handles.insert(rooms);
     handles.insert(lists);
 }

@@ -14,7 +14,7 @@ use tokio::sync::watch;
 use entity::{conversation_presence as presence, user};
 
 use super::model::Participant;
-use crate::bus::{BusEvent, EventBus};
+use crate::bus::EventBus;
 
 fn fresh_after(ttl: Duration) -> chrono::DateTime<Utc> {
     Utc::now() - chrono::Duration::from_std(ttl).unwrap_or(chrono::Duration::seconds(45))
@@ -157,11 +157,8 @@ pub fn spawn_writer(
             match reconcile(&db, &uid, &instance, &current).await {
                 Ok(()) => {
                     written = current;
-                    bus.publish(BusEvent::RoomPresence {
-                        account_id: account_id.clone(),
-                        conversation_uid: uid.clone(),
-                    })
-                    .await
+                    bus.publish(super::events::presence(&account_id, &uid))
+                        .await
                 }
                 Err(err) => on_error(err),
             }

@@ -16,7 +16,8 @@ use tokio::sync::{mpsc, watch};
 use entity::conversation;
 
 use super::model::{Participant, message_created_data, presence_data};
-use super::{presence, service};
+use super::{events, presence, service};
+use crate::auth::CallerInfo;
 use crate::bus::{BusEvent, BusSink, EventBus};
 use crate::config::RoomTuning;
 use crate::error::ApiError;
@@ -72,6 +73,14 @@ impl StreamError {
             message: "the server is shutting down; reconnect from the last sequence received"
                 .into(),
             status: 503,
+        }
+    }
+
+    pub fn revoked() -> Self {
+        StreamError {
+            code: "UNAUTHORIZED",
+            message: "the credential of this stream was revoked".into(),
+            status: 401,
         }
     }
 
@@ -132,7 +141,8 @@ impl Rooms {
             map: Mutex::new(HashMap::new()),
         });
         let weak: Weak<RoomsInner> = Arc::downgrade(&inner);
-        bus.register(weak);
+        bus.subscribe(events::PREFIX, weak.clone());
+        bus.subscribe(crate::auth::events::PREFIX, weak);
         Rooms { inner }
     }
 
@@ -151,23 +161,26 @@ impl Rooms {
         self.len() == 0
     }
 
-    /// Joins user `user_id` to the conversation's room, starting it if needed.
+    /// Joins the caller to the conversation's room, starting it if needed.
+    /// Refused (404) when the room knows the caller may not read it.
     pub async fn join(
         &self,
         conv: &conversation::Model,
-        user_id: i64,
+        caller: &CallerInfo,
     ) -> Result<Subscription, ApiError> {
         for _ in 0..3 {
-            let room = self.get_or_start(conv);
+            let room = self.get_or_start(conv, caller.account.shared_conversations_enabled);
             let (tx, rx) = mpsc::channel(self.inner.tuning.subscriber_buffer.max(1));
             let closed: CloseReason = Arc::new(OnceLock::new());
             let join = Join {
-                user_id,
+                user_id: caller.user.id,
+                key_id: caller.api_key_id,
                 tx,
                 closed: closed.clone(),
             };
             match room.send(join).await {
-                Ok((sub_id, live_from)) => {
+                Ok(None) => return Err(ApiError::not_found("conversation")),
+                Ok(Some((sub_id, live_from))) => {
                     return Ok(Subscription {
                         rx,
                         closed,
@@ -184,7 +197,7 @@ impl Rooms {
         ))
     }
 
-    fn get_or_start(&self, conv: &conversation::Model) -> Addr<Room> {
+    fn get_or_start(&self, conv: &conversation::Model, shared_allowed: bool) -> Addr<Room> {
         let mut map = self.inner.map.lock();
         if let Some(addr) = map.get(&conv.uid)
             && addr.connected()
@@ -196,6 +209,9 @@ impl Rooms {
             uid: conv.uid.clone(),
             account_id: conv.account_id.clone(),
             owner_user_id: conv.owner_user_id,
+            sharing_enabled: conv.sharing_enabled,
+            shared_allowed,
+            revalidating: false,
             registry: Arc::downgrade(&self.inner),
             db: self.inner.db.clone(),
             bus: self.inner.bus.clone(),
@@ -230,32 +246,32 @@ impl RoomsInner {
 
 impl BusSink for RoomsInner {
     fn deliver(&self, event: &BusEvent) {
-        let uid = match event {
-            BusEvent::RoomMessage {
-                conversation_uid, ..
+        if event.topic.starts_with(crate::auth::events::PREFIX) {
+            // Revocations concern whichever rooms hold that key or user.
+            for room in self.map.lock().values() {
+                room.do_send(Deliver(event.clone()));
             }
-            | BusEvent::RoomPresence {
-                conversation_uid, ..
-            }
-            | BusEvent::RoomAccess {
-                conversation_uid, ..
-            } => conversation_uid,
-            BusEvent::ConversationChanged { .. } => return,
-        };
-        if let Some(room) = self.map.lock().get(uid) {
+        } else if event.topic != events::CHANGED
+            && let Some(room) = self.map.lock().get(&event.key)
+        {
             room.do_send(Deliver(event.clone()));
         }
     }
 
+    /// Events from other instances may be lost: every room resynchronises
+    /// in place from the database (messages, access, presence) instead of
+    /// closing its streams.
     fn transport_lost(&self) {
         for room in self.map.lock().values() {
-            room.do_send(Fail(StreamError::bus_lost()));
+            room.do_send(Resync);
         }
     }
 }
 
 struct Subscriber {
     user_id: i64,
+    /// The credential the stream was opened with: revoking it closes it.
+    key_id: i64,
     tx: mpsc::Sender<Arc<RoomEvent>>,
     closed: CloseReason,
 }
@@ -264,6 +280,10 @@ pub struct Room {
     uid: String,
     account_id: String,
     owner_user_id: i64,
+    sharing_enabled: bool,
+    /// The account allows shared conversations.
+    shared_allowed: bool,
+    revalidating: bool,
     registry: Weak<RoomsInner>,
     db: DatabaseConnection,
     bus: EventBus,
@@ -311,6 +331,9 @@ impl Actor for Room {
             room.broadcast(RoomEvent::KeepAlive, ctx);
             // Also notices stale remote rows and a lost database.
             room.load_presence(ctx);
+            // No missed event leaves access open, or a message undelivered,
+            // for longer than one tick.
+            room.revalidate(ctx);
         });
     }
 
@@ -321,10 +344,12 @@ impl Actor for Room {
     }
 }
 
+/// `None`: refused (the caller may not read the conversation).
 #[derive(Message)]
-#[rtype(result = "(u64, i64)")]
+#[rtype(result = "Option<(u64, i64)>")]
 struct Join {
     user_id: i64,
+    key_id: i64,
     tx: mpsc::Sender<Arc<RoomEvent>>,
     closed: CloseReason,
 }
@@ -343,10 +368,26 @@ struct Deliver(BusEvent);
 #[rtype(result = "()")]
 struct Fail(StreamError);
 
+#[derive(Message)]
+#[rtype(result = "()")]
+struct Resync;
+
+impl Handler<Resync> for Room {
+    type Result = ();
+
+    fn handle(&mut self, _: Resync, ctx: &mut Context<Self>) {
+        self.revalidate(ctx);
+        self.load_presence(ctx);
+    }
+}
+
 impl Handler<Join> for Room {
     type Result = MessageResult<Join>;
 
     fn handle(&mut self, msg: Join, ctx: &mut Context<Self>) -> MessageResult<Join> {
+        if !self.may_read(msg.user_id) {
+            return MessageResult(None);
+        }
         self.next_id += 1;
         let id = self.next_id;
         let user_id = msg.user_id;
@@ -354,6 +395,7 @@ impl Handler<Join> for Room {
             id,
             Subscriber {
                 user_id,
+                key_id: msg.key_id,
                 tx: msg.tx,
                 closed: msg.closed,
             },
@@ -374,7 +416,7 @@ impl Handler<Join> for Room {
             self.awaiting_presence.push(id);
             self.load_presence(ctx);
         }
-        MessageResult((id, self.last_seq))
+        MessageResult(Some((id, self.last_seq)))
     }
 }
 
@@ -390,28 +432,38 @@ impl Handler<Deliver> for Room {
     type Result = ();
 
     fn handle(&mut self, Deliver(event): Deliver, ctx: &mut Context<Self>) {
-        match event {
-            BusEvent::RoomMessage { sequence, data, .. } => self.on_message(sequence, data, ctx),
-            BusEvent::RoomPresence { .. } => self.load_presence(ctx),
-            BusEvent::ConversationChanged { .. } => {}
-            BusEvent::RoomAccess {
-                owner_user_id,
-                sharing_enabled,
-                ..
-            } => {
-                self.owner_user_id = owner_user_id;
-                if !sharing_enabled {
-                    let others: Vec<u64> = self
-                        .subs
-                        .iter()
-                        .filter(|(_, s)| s.user_id != owner_user_id)
-                        .map(|(id, _)| *id)
-                        .collect();
-                    for id in others {
-                        self.close(id, StreamError::no_access(), ctx);
-                    }
+        let number = |field: &str| event.payload.get(field).and_then(|v| v.as_i64());
+        match event.topic.as_str() {
+            events::MESSAGE => {
+                if let Some(sequence) = number("sequence") {
+                    self.on_message(sequence, event.bulk, ctx);
                 }
             }
+            events::PRESENCE => self.load_presence(ctx),
+            events::ACCESS => {
+                if let Some(owner) = number("ownerUserId") {
+                    self.owner_user_id = owner;
+                }
+                if let Some(sharing) = event
+                    .payload
+                    .get("sharingEnabled")
+                    .and_then(|v| v.as_bool())
+                {
+                    self.sharing_enabled = sharing;
+                }
+                self.enforce_access(ctx);
+                // The account's own switch is read from the database.
+                self.revalidate(ctx);
+            }
+            crate::auth::events::KEY_REVOKED => {
+                let key: Option<i64> = event.key.parse().ok();
+                self.close_where(|s| Some(s.key_id) == key, StreamError::revoked(), ctx);
+            }
+            crate::auth::events::USER_REVOKED => {
+                let user: Option<i64> = event.key.parse().ok();
+                self.close_where(|s| Some(s.user_id) == user, StreamError::revoked(), ctx);
+            }
+            _ => {}
         }
     }
 }
@@ -425,6 +477,82 @@ impl Handler<Fail> for Room {
 }
 
 impl Room {
+    /// Who may read the conversation, as this room knows it.
+    fn may_read(&self, user_id: i64) -> bool {
+        if self.sharing_enabled {
+            self.shared_allowed
+        } else {
+            user_id == self.owner_user_id
+        }
+    }
+
+    fn close_where(
+        &mut self,
+        which: impl Fn(&Subscriber) -> bool,
+        err: StreamError,
+        ctx: &mut Context<Self>,
+    ) {
+        let ids: Vec<u64> = self
+            .subs
+            .iter()
+            .filter(|(_, s)| which(s))
+            .map(|(id, _)| *id)
+            .collect();
+        for id in ids {
+            self.close(id, err.clone(), ctx);
+        }
+    }
+
+    fn enforce_access(&mut self, ctx: &mut Context<Self>) {
+        let (sharing, allowed, owner) = (
+            self.sharing_enabled,
+            self.shared_allowed,
+            self.owner_user_id,
+        );
+        let may_read = move |user: i64| if sharing { allowed } else { user == owner };
+        self.close_where(|s| !may_read(s.user_id), StreamError::no_access(), ctx);
+    }
+
+    /// Re-reads the conversation, the account's switch and the subscribers'
+    /// credentials: closes whoever may no longer read, and fills any gap
+    /// up to the conversation's last sequence (a lost notification).
+    fn revalidate(&mut self, ctx: &mut Context<Self>) {
+        if self.revalidating || self.failed {
+            return;
+        }
+        self.revalidating = true;
+        let db = self.db.clone();
+        let uid = self.uid.clone();
+        let account = self.account_id.clone();
+        let mut keys: Vec<i64> = self.subs.values().map(|s| s.key_id).collect();
+        keys.sort_unstable();
+        keys.dedup();
+        let work = async move {
+            let state = service::room_state(&db, &uid).await?;
+            let live = crate::auth::service::live_keys(&db, &account, &keys).await?;
+            Ok::<_, sea_orm::DbErr>((state, live))
+        };
+        ctx.spawn(work.into_actor(self).map(|res, room, ctx| {
+            room.revalidating = false;
+            match res {
+                Ok((None, _)) => room.close_where(|_| true, StreamError::no_access(), ctx),
+                Ok((Some(state), live)) => {
+                    room.owner_user_id = state.owner_user_id;
+                    room.sharing_enabled = state.sharing_enabled;
+                    room.shared_allowed = state.shared_allowed;
+                    room.enforce_access(ctx);
+                    room.close_where(|s| !live.contains(&s.key_id), StreamError::revoked(), ctx);
+                    room.want_upto = room.want_upto.max(state.last_sequence);
+                    room.fetch(ctx);
+                }
+                Err(err) => {
+                    tracing::warn!(error = %err, "room revalidation failed");
+                    room.fail(StreamError::database_unavailable(), ctx);
+                }
+            }
+        }));
+    }
+
     fn on_message(&mut self, sequence: i64, data: Option<String>, ctx: &mut Context<Self>) {
         if sequence <= self.last_seq {
             return;

@@ -91,9 +91,11 @@ pub async fn conversation_events(
             format!("is beyond the newest message ({})", conv.last_sequence),
         ));
     }
-    let sub = super::rooms_handle(&state)?
-        .join(&conv, caller.user.id)
-        .await?;
+    let sub = super::rooms_handle(&state)?.join(&conv, &caller).await?;
+    // Re-checked once joined, like the replay: a change of access committed
+    // before this read is seen here, and one committed after it reaches the
+    // room, which now holds this subscriber.
+    let conv = service::visible(&state.db, &caller, &uid).await?;
     let after = requested.unwrap_or(sub.live_from);
     let events = stream::room_stream(
         state.db.clone(),

@@ -14,13 +14,14 @@ use sea_orm::{
 
 use entity::{conversation, conversation_message, conversation_settings};
 
+use super::events;
 use super::model::{
     Audience, Content, ConversationOut, ConversationUid, DEFAULT_TITLE, MessageOut, Participant,
     Title, message_created_data,
 };
 use super::presence;
 use crate::auth::CallerInfo;
-use crate::bus::{BusEvent, EventBus};
+use crate::bus::EventBus;
 use crate::error::ApiError;
 
 /// Can `caller` read `conv`? Another account's conversation, another user's
@@ -239,10 +240,7 @@ pub async fn create(
     }
     .insert(db)
     .await?;
-    bus.publish(BusEvent::ConversationChanged {
-        account_id: row.account_id.clone(),
-    })
-    .await;
+    bus.publish(events::changed(&row.account_id)).await;
     Ok(row.into())
 }
 
@@ -265,10 +263,7 @@ pub async fn rename(
     active.title_is_auto = Set(false);
     active.updated_at = Set(Utc::now());
     let conv = active.update(db).await?;
-    bus.publish(BusEvent::ConversationChanged {
-        account_id: conv.account_id.clone(),
-    })
-    .await;
+    bus.publish(events::changed(&conv.account_id)).await;
     Ok(conv.into())
 }
 
@@ -292,12 +287,12 @@ pub async fn set_sharing(
     active.sharing_enabled = Set(sharing_enabled);
     active.updated_at = Set(Utc::now());
     let conv = active.update(db).await?;
-    bus.publish(BusEvent::RoomAccess {
-        account_id: conv.account_id.clone(),
-        conversation_uid: conv.uid.clone(),
-        owner_user_id: conv.owner_user_id,
+    bus.publish(events::access(
+        &conv.account_id,
+        &conv.uid,
+        conv.owner_user_id,
         sharing_enabled,
-    })
+    ))
     .await;
     Ok(conv.into())
 }
@@ -357,14 +352,43 @@ pub async fn post_message(
     txn.commit().await?;
 
     let message = MessageOut::from(row);
-    bus.publish(BusEvent::RoomMessage {
-        account_id: caller.account_id().to_string(),
-        conversation_uid: uid.as_str().to_string(),
+    bus.publish(events::message(
+        caller.account_id(),
+        uid.as_str(),
         sequence,
-        data: Some(message_created_data(uid.as_str(), &message)),
-    })
+        message_created_data(uid.as_str(), &message),
+    ))
     .await;
     Ok(message)
+}
+
+/// What a room re-checks on every tick.
+pub struct RoomState {
+    pub owner_user_id: i64,
+    pub sharing_enabled: bool,
+    /// The account allows shared conversations.
+    pub shared_allowed: bool,
+    pub last_sequence: i64,
+}
+
+/// The conversation's access and last sequence; `None` once it is gone.
+pub async fn room_state(
+    db: &impl ConnectionTrait,
+    uid: &str,
+) -> Result<Option<RoomState>, sea_orm::DbErr> {
+    let Some(conv) = conversation::Entity::find_by_id(uid).one(db).await? else {
+        return Ok(None);
+    };
+    let shared_allowed = entity::account::Entity::find_by_id(conv.account_id.clone())
+        .one(db)
+        .await?
+        .is_some_and(|a| a.shared_conversations_enabled);
+    Ok(Some(RoomState {
+        owner_user_id: conv.owner_user_id,
+        sharing_enabled: conv.sharing_enabled,
+        shared_allowed,
+        last_sequence: conv.last_sequence,
+    }))
 }
 
 /// Persisted messages with `after < sequence <= upto`, in order.

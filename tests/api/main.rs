@@ -14,3 +14,4 @@ mod openapi;
 mod permissions;
 mod rate_limits;
 mod rooms;
+mod stream_access;

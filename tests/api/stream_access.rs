@@ -1,0 +1,181 @@
+//! Access stays true after a stream connects: changes that reach the room
+//! through the bus close streams at once, and changes whose notification
+//! never arrived (another process, a lost NOTIFY) are found by the room's
+//! re-validation within one keep-alive tick. Missed messages are filled
+//! the same way.
+
+use std::time::Duration;
+
+use sea_orm::{ActiveModelTrait, EntityTrait, IntoActiveModel, Set};
+use serde_json::json;
+
+use agentic_api::auth::tenancy;
+use agentic_api::bus::EventBus;
+use agentic_api::conversations::model::{Audience, Content, ConversationUid};
+
+use crate::helpers::*;
+
+const TICK: Duration = Duration::from_millis(200);
+const WAIT: Duration = Duration::from_secs(10);
+
+fn fast(c: &mut agentic_api::Config) {
+    c.rooms.keepalive = TICK;
+}
+
+/// The key's id, as `GET /api-keys` lists it.
+async fn key_id(app: &TestApp, t: &Tenant) -> i64 {
+    let keys = app.get("/api/v2/api-keys", &t.key).await;
+    let prefix = agentic_api::auth::keys::prefix_of(&t.key).unwrap();
+    keys.data()
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|k| k["prefix"] == json!(prefix))
+        .unwrap()["id"]
+        .as_i64()
+        .unwrap()
+}
+
+#[actix_web::test]
+async fn a_revoked_key_closes_its_streams_at_once() {
+    let app = spawn_app().await;
+    let owner = app.tenant().await;
+    let uid = app.conversation(&owner, false).await;
+    // A second key of the same user revokes the first.
+    let second = tenancy::create_api_key(&app.db, owner.user_id, &[])
+        .await
+        .unwrap();
+    let mut stream = app.room(&owner, &uid, "", None).await;
+    stream.expect("ready").await;
+    let id = key_id(&app, &owner).await;
+    let res = app.delete(&format!("/api/v2/api-keys/{id}"), &second).await;
+    assert_eq!(res.status, 200, "{}", res.body);
+    let err = stream.expect("error").await;
+    assert_eq!(err.data["code"], json!("UNAUTHORIZED"));
+    assert_eq!(err.data["status"], json!(401));
+    assert!(stream.ended(WAIT).await);
+    // The key no longer opens streams; the other key still does.
+    assert!(
+        app.sse(
+            &format!("/api/v2/assistant/conversations/{uid}/events"),
+            &owner.key,
+            None
+        )
+        .await
+        .is_err()
+    );
+    let mut other = app
+        .sse(
+            &format!("/api/v2/assistant/conversations/{uid}/events"),
+            &second,
+            None,
+        )
+        .await
+        .ok()
+        .unwrap();
+    other.expect("ready").await;
+}
+
+#[actix_web::test]
+async fn a_key_revoked_by_another_process_closes_its_stream_within_a_tick() {
+    let app = spawn_app_with(fast).await;
+    let owner = app.tenant().await;
+    let uid = app.conversation(&owner, false).await;
+    let mut stream = app.room(&owner, &uid, "", None).await;
+    stream.expect("ready").await;
+    // What `admin revoke-api-key` does from its own process: no event
+    // reaches this server on SQLite.
+    tenancy::revoke_api_key(&app.db, &owner.key).await.unwrap();
+    let err = stream.expect("error").await;
+    assert_eq!(err.data["code"], json!("UNAUTHORIZED"));
+    assert!(stream.ended(WAIT).await);
+}
+
+#[actix_web::test]
+async fn sharing_turned_off_without_a_notification_closes_teammates_within_a_tick() {
+    let app = spawn_app_with(fast).await;
+    let owner = app.tenant().await;
+    let mate = app.user_in(&owner.account_id, "member", &[]).await;
+    let uid = app.conversation(&owner, true).await;
+    let mut mine = app.room(&owner, &uid, "", None).await;
+    let mut theirs = app.room(&mate, &uid, "", None).await;
+    mine.expect("ready").await;
+    theirs.expect("ready").await;
+    // The change is committed but its bus event is lost.
+    let conv = entity::conversation::Entity::find_by_id(uid.clone())
+        .one(&app.db)
+        .await
+        .unwrap()
+        .unwrap();
+    let mut active = conv.into_active_model();
+    active.sharing_enabled = Set(false);
+    active.update(&app.db).await.unwrap();
+    let err = theirs.expect("error").await;
+    assert_eq!(err.data["code"], json!("NOT_FOUND"));
+    assert!(theirs.ended(WAIT).await);
+    // The owner stays, and a teammate can no longer join.
+    app.say(&owner, &uid, "still mine").await;
+    assert_eq!(seq_of(&messages(&mut mine, 1).await[0]), 1);
+    let refused = app
+        .sse(
+            &format!("/api/v2/assistant/conversations/{uid}/events"),
+            &mate.key,
+            None,
+        )
+        .await
+        .err()
+        .unwrap();
+    refused.assert_error(404, "NOT_FOUND");
+}
+
+#[actix_web::test]
+async fn the_account_disabling_shared_conversations_closes_every_shared_stream_within_a_tick() {
+    let app = spawn_app_with(fast).await;
+    let owner = app.tenant().await;
+    let uid = app.conversation(&owner, true).await;
+    let mut mine = app.room(&owner, &uid, "", None).await;
+    mine.expect("ready").await;
+    let account = entity::account::Entity::find_by_id(owner.account_id.clone())
+        .one(&app.db)
+        .await
+        .unwrap()
+        .unwrap();
+    let mut active = account.into_active_model();
+    active.shared_conversations_enabled = Set(false);
+    active.update(&app.db).await.unwrap();
+    let err = mine.expect("error").await;
+    assert_eq!(err.data["code"], json!("NOT_FOUND"));
+}
+
+#[actix_web::test]
+async fn a_message_whose_notification_was_lost_arrives_within_a_tick() {
+    let app = spawn_app_with(fast).await;
+    let owner = app.tenant().await;
+    let uid = app.conversation(&owner, false).await;
+    let mut stream = app.room(&owner, &uid, "", None).await;
+    stream.expect("ready").await;
+    // Committed through a bus this server does not hear.
+    let deaf = EventBus::in_process("elsewhere".into());
+    let caller = app
+        .state
+        .auth
+        .authenticate(&owner.key)
+        .await
+        .unwrap()
+        .unwrap();
+    for text in ["one", "two"] {
+        agentic_api::conversations::service::post_message(
+            &app.db,
+            &deaf,
+            &caller,
+            &ConversationUid::parse(&uid).unwrap(),
+            Audience::parse_postable("room").unwrap(),
+            Content::parse(text.to_string()).unwrap(),
+        )
+        .await
+        .unwrap();
+    }
+    let got = messages(&mut stream, 2).await;
+    assert_eq!(got.iter().map(seq_of).collect::<Vec<_>>(), vec![1, 2]);
+    assert_eq!(got[1].data["message"]["content"], json!("two"));
+}
