@@ -72,6 +72,9 @@ pub struct RoomTuning {
     pub subscriber_buffer: usize,
     /// How long an empty room lingers before its actor stops.
     pub idle_grace: std::time::Duration,
+    /// A stream older than this is closed (`STREAM_MAX_DURATION`) at the
+    /// next tick; the client resumes from its cursor.
+    pub max_stream_duration: std::time::Duration,
 }
 
 impl Default for RoomTuning {
@@ -80,6 +83,7 @@ impl Default for RoomTuning {
             keepalive: std::time::Duration::from_secs(15),
             subscriber_buffer: 1024,
             idle_grace: std::time::Duration::from_secs(10),
+            max_stream_duration: std::time::Duration::from_secs(3600),
         }
     }
 }

@@ -15,6 +15,7 @@ pub mod health;
 pub mod http;
 pub mod openapi;
 pub mod ops;
+pub mod sse;
 pub mod state;
 pub mod telemetry;
 pub mod types;

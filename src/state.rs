@@ -49,20 +49,15 @@ impl AppState {
         };
         let config = Arc::new(config);
         let auth = AuthService::new(db.clone(), &bus);
+        let shutdown = tokio_util::sync::CancellationToken::new();
         let mut handles = Handles::default();
-        crate::conversations::register(&mut handles, &db, &bus, &config);
+        crate::conversations::register(&mut handles, &db, &bus, &config, &shutdown);
         crate::buyer::register(&mut handles, &db);
         let limits = Arc::new(RateLimits::new(
             config.rate_limit_per_minute,
             config.auth_rate_limit,
         ));
-        let ctx = Ctx::new(
-            db,
-            bus,
-            config,
-            tokio_util::sync::CancellationToken::new(),
-            handles,
-        );
+        let ctx = Ctx::new(db, bus, config, shutdown, handles);
         AppState {
             ctx,
             auth,

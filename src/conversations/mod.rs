@@ -28,8 +28,14 @@ pub fn register(
     db: &sea_orm::DatabaseConnection,
     bus: &crate::bus::EventBus,
     config: &crate::config::Config,
+    shutdown: &tokio_util::sync::CancellationToken,
 ) {
-    let rooms = Rooms::new(db.clone(), bus.clone(), config.rooms.clone());
+    let rooms = Rooms::new(
+        db.clone(),
+        bus.clone(),
+        config.rooms.clone(),
+        shutdown.clone(),
+    );
     let lists = list_cache::ListCache::new(config.rooms.presence_ttl(), !bus.is_distributed());
     let sink: std::sync::Arc<dyn crate::bus::BusSink> = lists.clone();
     bus.subscribe(events::PREFIX, std::sync::Arc::downgrade(&sink));

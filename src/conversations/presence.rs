@@ -6,15 +6,17 @@
 use std::collections::{BTreeSet, HashMap};
 use std::time::Duration;
 
+use actix::prelude::*;
 use chrono::Utc;
 use sea_orm::sea_query::OnConflict;
 use sea_orm::{ColumnTrait, ConnectionTrait, DatabaseConnection, DbErr, EntityTrait, QueryFilter};
-use tokio::sync::watch;
 
 use entity::{conversation_presence as presence, user};
 
 use super::model::Participant;
+use super::room::Fail;
 use crate::bus::EventBus;
+use crate::sse::StreamError;
 
 fn fresh_after(ttl: Duration) -> chrono::DateTime<Utc> {
     Utc::now() - chrono::Duration::from_std(ttl).unwrap_or(chrono::Duration::seconds(45))
@@ -116,55 +118,141 @@ async fn reconcile(
     Ok(())
 }
 
-/// Writes a room's local presence to the database, one change at a time
-/// (rapid joins and leaves coalesce), announces each change on the bus and
-/// refreshes the rows every `refresh`. Ends, removing the rows, when the
-/// room drops its sender. `on_error` hears about a failing database.
-pub fn spawn_writer(
+/// Persists a room's local presence: one row per (conversation, instance,
+/// user), brought to the room's current set one change at a time (rapid
+/// joins and leaves coalesce), refreshed every `refresh`, each change
+/// announced on the bus. Runs under an actix `Supervisor`: a failed write
+/// tells the room (whose streams end with an error) and restarts the
+/// writer, which then reconciles again from its desired set. `Finish`
+/// removes the rows and ends it.
+pub struct PresenceWriter {
     db: DatabaseConnection,
     bus: EventBus,
     account_id: String,
     uid: String,
-    mut users: watch::Receiver<BTreeSet<i64>>,
     refresh: Duration,
-    on_error: impl Fn(DbErr) + 'static,
-) {
-    actix_rt::spawn(async move {
-        let instance = bus.instance_id().to_string();
-        let mut tick = tokio::time::interval(refresh);
-        tick.tick().await;
-        let mut written = BTreeSet::new();
-        loop {
-            let closed = tokio::select! {
-                changed = users.changed() => changed.is_err(),
-                _ = tick.tick() => {
-                    if !written.is_empty()
-                        && let Err(err) = reconcile(&db, &uid, &instance, &written).await
-                    {
-                        on_error(err);
-                    }
-                    continue;
-                }
-            };
-            let current = if closed {
-                BTreeSet::new()
-            } else {
-                users.borrow_and_update().clone()
-            };
-            if closed && written.is_empty() {
-                return;
+    room: actix::WeakRecipient<Fail>,
+    desired: BTreeSet<i64>,
+    written: BTreeSet<i64>,
+    writing: bool,
+    finishing: bool,
+}
+
+/// The room's users on this instance changed.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct SetUsers(pub BTreeSet<i64>);
+
+/// The room stopped: remove this instance's rows and stop.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct Finish;
+
+pub fn start_writer(
+    db: DatabaseConnection,
+    bus: EventBus,
+    account_id: String,
+    uid: String,
+    refresh: Duration,
+    room: actix::WeakRecipient<Fail>,
+) -> Addr<PresenceWriter> {
+    Supervisor::start(move |_| PresenceWriter {
+        db,
+        bus,
+        account_id,
+        uid,
+        refresh,
+        room,
+        desired: BTreeSet::new(),
+        written: BTreeSet::new(),
+        writing: false,
+        finishing: false,
+    })
+}
+
+impl Actor for PresenceWriter {
+    type Context = Context<Self>;
+
+    fn started(&mut self, ctx: &mut Context<Self>) {
+        ctx.run_interval(self.refresh, |w, ctx| {
+            if !w.written.is_empty() {
+                w.write(true, ctx);
             }
-            match reconcile(&db, &uid, &instance, &current).await {
-                Ok(()) => {
-                    written = current;
-                    bus.publish(super::events::presence(&account_id, &uid))
-                        .await
-                }
-                Err(err) => on_error(err),
-            }
-            if closed {
-                return;
-            }
+        });
+        self.write(false, ctx);
+    }
+}
+
+impl Supervised for PresenceWriter {
+    fn restarting(&mut self, _: &mut Context<Self>) {
+        self.writing = false;
+    }
+}
+
+impl Handler<SetUsers> for PresenceWriter {
+    type Result = ();
+
+    fn handle(&mut self, SetUsers(users): SetUsers, ctx: &mut Context<Self>) {
+        self.desired = users;
+        self.write(false, ctx);
+    }
+}
+
+impl Handler<Finish> for PresenceWriter {
+    type Result = ();
+
+    fn handle(&mut self, _: Finish, ctx: &mut Context<Self>) {
+        self.finishing = true;
+        self.desired.clear();
+        self.write(false, ctx);
+    }
+}
+
+impl PresenceWriter {
+    /// Brings the rows to `desired` (or refreshes them); one write at a
+    /// time, the next one picks up whatever changed meanwhile.
+    fn write(&mut self, refresh: bool, ctx: &mut Context<Self>) {
+        if self.writing {
+            return;
         }
-    });
+        let target = self.desired.clone();
+        if !refresh && target == self.written {
+            if self.finishing {
+                ctx.stop();
+            }
+            return;
+        }
+        self.writing = true;
+        let db = self.db.clone();
+        let uid = self.uid.clone();
+        let instance = self.bus.instance_id().to_string();
+        let work = async move {
+            reconcile(&db, &uid, &instance, &target)
+                .await
+                .map(|()| target)
+        };
+        ctx.spawn(work.into_actor(self).map(move |res, w, ctx| {
+            w.writing = false;
+            match res {
+                Ok(target) => {
+                    let announce = target != w.written;
+                    w.written = target;
+                    if announce {
+                        let bus = w.bus.clone();
+                        let event = super::events::presence(&w.account_id, &w.uid);
+                        ctx.spawn(async move { bus.publish(event).await }.into_actor(w));
+                    }
+                    w.write(false, ctx);
+                }
+                Err(err) => {
+                    tracing::warn!(error = %err, "presence write failed");
+                    if let Some(room) = w.room.upgrade() {
+                        room.do_send(Fail(StreamError::database_unavailable()));
+                    }
+                    // The supervisor restarts the writer, which retries.
+                    ctx.stop();
+                }
+            }
+        }));
+    }
 }

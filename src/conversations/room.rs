@@ -1,121 +1,37 @@
 //! The room actor: one per conversation with open streams on this instance.
-//! It holds the subscriber set and local presence, orders messages by
-//! sequence (filling gaps from the database) and fans out to each
-//! subscriber's bounded buffer without ever waiting on one of them.
+//! It holds the subscribers (through the shared SSE fan-out) and local
+//! presence, orders messages by sequence (filling gaps from the database),
+//! knows who may read the conversation and with which credential each
+//! stream was opened, and re-validates all of it on every keep-alive tick.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
-use std::sync::{Arc, OnceLock, Weak};
+use std::sync::{Arc, Weak};
+use std::time::Instant;
 
 use actix::prelude::*;
-use bytestring::ByteString;
-use parking_lot::Mutex;
 use sea_orm::DatabaseConnection;
-use serde::Serialize;
-use tokio::sync::{mpsc, watch};
 
 use entity::conversation;
 
 use super::model::{Participant, message_created_data, presence_data};
-use super::{events, presence, service};
+use super::presence::{self, PresenceWriter};
+use super::{events, service};
 use crate::auth::CallerInfo;
 use crate::bus::{BusEvent, BusSink, EventBus};
 use crate::config::RoomTuning;
 use crate::error::ApiError;
+use crate::sse::{self, Frame, Item, StreamError, Subscribers, Subscription};
 
 /// Rows fetched per round when filling a gap.
 const FETCH_PAGE: u64 = 500;
 
-/// What a subscriber receives from its room.
-#[derive(Debug, Clone)]
-pub enum RoomEvent {
-    Message { sequence: i64, data: ByteString },
-    Presence(ByteString),
-    KeepAlive,
+/// The `message.created` frame of sequence `seq`, encoded once.
+pub fn message_frame(seq: i64, data: &str) -> Frame {
+    Frame::event("message.created", Some(&seq.to_string()), data)
 }
 
-/// Why the room closed a stream: sent to the client as the `error` event.
-#[derive(Debug, Clone, Serialize)]
-pub struct StreamError {
-    pub code: &'static str,
-    pub message: String,
-    pub status: u16,
-}
-
-impl StreamError {
-    pub fn slow_consumer() -> Self {
-        StreamError {
-            code: "SLOW_CONSUMER",
-            message: "the stream fell too far behind; reconnect with Last-Event-ID or after set to the last sequence received".into(),
-            status: 503,
-        }
-    }
-
-    pub fn database_unavailable() -> Self {
-        StreamError {
-            code: "SERVICE_UNAVAILABLE",
-            message: "the database is unreachable; reconnect from the last sequence received"
-                .into(),
-            status: 503,
-        }
-    }
-
-    pub fn bus_lost() -> Self {
-        StreamError {
-            code: "SERVICE_UNAVAILABLE",
-            message: "events between instances were interrupted; reconnect from the last sequence received".into(),
-            status: 503,
-        }
-    }
-
-    pub fn shutting_down() -> Self {
-        StreamError {
-            code: "SERVICE_UNAVAILABLE",
-            message: "the server is shutting down; reconnect from the last sequence received"
-                .into(),
-            status: 503,
-        }
-    }
-
-    pub fn revoked() -> Self {
-        StreamError {
-            code: "UNAUTHORIZED",
-            message: "the credential of this stream was revoked".into(),
-            status: 401,
-        }
-    }
-
-    pub fn no_access() -> Self {
-        StreamError {
-            code: "NOT_FOUND",
-            message: "conversation not found".into(),
-            status: 404,
-        }
-    }
-}
-
-type CloseReason = Arc<OnceLock<StreamError>>;
-
-/// One open stream, as the stream side holds it. Dropping it leaves the room.
-pub struct Subscription {
-    pub rx: mpsc::Receiver<Arc<RoomEvent>>,
-    pub closed: CloseReason,
-    /// The room's sequence when the stream joined: live delivery continues
-    /// after it (replay covers what came before).
-    pub live_from: i64,
-    _guard: LeaveGuard,
-}
-
-struct LeaveGuard {
-    room: Addr<Room>,
-    sub_id: u64,
-}
-
-impl Drop for LeaveGuard {
-    fn drop(&mut self) {
-        self.room.do_send(Leave {
-            sub_id: self.sub_id,
-        });
-    }
+fn no_access() -> StreamError {
+    StreamError::not_found("conversation")
 }
 
 /// This instance's rooms, by conversation uid; also the bus sink that routes
@@ -129,32 +45,46 @@ struct RoomsInner {
     db: DatabaseConnection,
     bus: EventBus,
     tuning: RoomTuning,
-    map: Mutex<HashMap<String, Addr<Room>>>,
+    live: sse::Registry<Room>,
 }
 
 impl Rooms {
-    pub fn new(db: DatabaseConnection, bus: EventBus, tuning: RoomTuning) -> Self {
+    /// The rooms of this instance; on `shutdown` every stream gets the
+    /// shutting-down error and ends.
+    pub fn new(
+        db: DatabaseConnection,
+        bus: EventBus,
+        tuning: RoomTuning,
+        shutdown: tokio_util::sync::CancellationToken,
+    ) -> Self {
         let inner = Arc::new(RoomsInner {
             db,
             bus: bus.clone(),
             tuning,
-            map: Mutex::new(HashMap::new()),
+            live: sse::Registry::default(),
         });
         let weak: Weak<RoomsInner> = Arc::downgrade(&inner);
         bus.subscribe(events::PREFIX, weak.clone());
-        bus.subscribe(crate::auth::events::PREFIX, weak);
+        bus.subscribe(crate::auth::events::PREFIX, weak.clone());
+        tokio::spawn(async move {
+            shutdown.cancelled().await;
+            if let Some(inner) = weak.upgrade() {
+                for room in inner.live.all() {
+                    room.do_send(Fail(StreamError::shutting_down()));
+                }
+            }
+        });
         Rooms { inner }
     }
 
     /// Is any of these conversations' rooms open on this instance?
     pub fn any_open(&self, uids: &[&str]) -> bool {
-        let map = self.inner.map.lock();
-        uids.iter().any(|uid| map.contains_key(*uid))
+        self.inner.live.any_open(uids)
     }
 
     /// Rooms currently running on this instance.
     pub fn len(&self) -> usize {
-        self.inner.map.lock().len()
+        self.inner.live.len()
     }
 
     pub fn is_empty(&self) -> bool {
@@ -170,26 +100,25 @@ impl Rooms {
     ) -> Result<Subscription, ApiError> {
         for _ in 0..3 {
             let room = self.get_or_start(conv, caller.account.shared_conversations_enabled);
-            let (tx, rx) = mpsc::channel(self.inner.tuning.subscriber_buffer.max(1));
-            let closed: CloseReason = Arc::new(OnceLock::new());
             let join = Join {
                 user_id: caller.user.id,
                 key_id: caller.api_key_id,
-                tx,
-                closed: closed.clone(),
             };
             match room.send(join).await {
                 Ok(None) => return Err(ApiError::not_found("conversation")),
-                Ok(Some((sub_id, live_from))) => {
+                Ok(Some(joined)) => {
                     return Ok(Subscription {
-                        rx,
-                        closed,
-                        live_from,
-                        _guard: LeaveGuard { room, sub_id },
+                        rx: joined.rx,
+                        closed: joined.closed,
+                        live_from: joined.live_from,
+                        guard: Box::new(LeaveGuard {
+                            room,
+                            sub_id: joined.id,
+                        }),
                     });
                 }
                 // The room stopped between lookup and join: start afresh.
-                Err(_) => self.inner.forget(&conv.uid, &room),
+                Err(_) => self.inner.live.forget(&conv.uid, &room),
             }
         }
         Err(ApiError::ServiceUnavailable(
@@ -198,49 +127,45 @@ impl Rooms {
     }
 
     fn get_or_start(&self, conv: &conversation::Model, shared_allowed: bool) -> Addr<Room> {
-        let mut map = self.inner.map.lock();
-        if let Some(addr) = map.get(&conv.uid)
-            && addr.connected()
-        {
-            return addr.clone();
-        }
-        let (users_tx, _) = watch::channel(BTreeSet::new());
-        let room = Room {
-            uid: conv.uid.clone(),
-            account_id: conv.account_id.clone(),
-            owner_user_id: conv.owner_user_id,
-            sharing_enabled: conv.sharing_enabled,
-            shared_allowed,
-            revalidating: false,
-            registry: Arc::downgrade(&self.inner),
-            db: self.inner.db.clone(),
-            bus: self.inner.bus.clone(),
-            tuning: self.inner.tuning.clone(),
-            subs: HashMap::new(),
-            next_id: 0,
-            last_seq: conv.last_sequence,
-            pending: BTreeMap::new(),
-            want_upto: conv.last_sequence,
-            fetching: false,
-            participants: None,
-            presence_gen: 0,
-            awaiting_presence: Vec::new(),
-            local_users: HashMap::new(),
-            users_tx,
-            failed: false,
-        };
-        let addr = room.start();
-        map.insert(conv.uid.clone(), addr.clone());
-        addr
+        self.inner.live.get_or_start(&conv.uid, || {
+            Room {
+                uid: conv.uid.clone(),
+                account_id: conv.account_id.clone(),
+                owner_user_id: conv.owner_user_id,
+                sharing_enabled: conv.sharing_enabled,
+                shared_allowed,
+                revalidating: false,
+                registry: Arc::downgrade(&self.inner),
+                db: self.inner.db.clone(),
+                bus: self.inner.bus.clone(),
+                tuning: self.inner.tuning.clone(),
+                subs: Subscribers::new(self.inner.tuning.subscriber_buffer),
+                last_seq: conv.last_sequence,
+                pending: BTreeMap::new(),
+                want_upto: conv.last_sequence,
+                fetching: false,
+                participants: None,
+                presence_gen: 0,
+                awaiting_presence: Vec::new(),
+                local_users: HashMap::new(),
+                writer: None,
+                failed: false,
+            }
+            .start()
+        })
     }
 }
 
-impl RoomsInner {
-    fn forget(&self, uid: &str, addr: &Addr<Room>) {
-        let mut map = self.map.lock();
-        if map.get(uid) == Some(addr) {
-            map.remove(uid);
-        }
+struct LeaveGuard {
+    room: Addr<Room>,
+    sub_id: u64,
+}
+
+impl Drop for LeaveGuard {
+    fn drop(&mut self) {
+        self.room.do_send(Leave {
+            sub_id: self.sub_id,
+        });
     }
 }
 
@@ -248,11 +173,11 @@ impl BusSink for RoomsInner {
     fn deliver(&self, event: &BusEvent) {
         if event.topic.starts_with(crate::auth::events::PREFIX) {
             // Revocations concern whichever rooms hold that key or user.
-            for room in self.map.lock().values() {
+            for room in self.live.all() {
                 room.do_send(Deliver(event.clone()));
             }
         } else if event.topic != events::CHANGED
-            && let Some(room) = self.map.lock().get(&event.key)
+            && let Some(room) = self.live.get(&event.key)
         {
             room.do_send(Deliver(event.clone()));
         }
@@ -262,18 +187,18 @@ impl BusSink for RoomsInner {
     /// in place from the database (messages, access, presence) instead of
     /// closing its streams.
     fn transport_lost(&self) {
-        for room in self.map.lock().values() {
+        for room in self.live.all() {
             room.do_send(Resync);
         }
     }
 }
 
-struct Subscriber {
+/// Who a subscriber is.
+struct Member {
     user_id: i64,
     /// The credential the stream was opened with: revoking it closes it.
     key_id: i64,
-    tx: mpsc::Sender<Arc<RoomEvent>>,
-    closed: CloseReason,
+    opened: Instant,
 }
 
 pub struct Room {
@@ -288,23 +213,23 @@ pub struct Room {
     db: DatabaseConnection,
     bus: EventBus,
     tuning: RoomTuning,
-    subs: HashMap<u64, Subscriber>,
-    next_id: u64,
+    subs: Subscribers<Member>,
     /// Highest sequence broadcast (or known to precede every subscriber).
     last_seq: i64,
-    /// Messages that arrived ahead of a gap.
-    pending: BTreeMap<i64, ByteString>,
+    /// Messages that arrived ahead of a gap, as their data.
+    pending: BTreeMap<i64, String>,
     /// Highest sequence known to exist.
     want_upto: i64,
     fetching: bool,
-    /// Last broadcast participants and their event payload.
-    participants: Option<(Vec<Participant>, ByteString)>,
+    /// Last broadcast participants and their frame.
+    participants: Option<(Vec<Participant>, Arc<Item>)>,
     presence_gen: u64,
     /// Subscribers owed a presence snapshot once the next load lands.
     awaiting_presence: Vec<u64>,
     /// This instance's open streams per user.
     local_users: HashMap<i64, usize>,
-    users_tx: watch::Sender<BTreeSet<i64>>,
+    /// Persists local presence (a supervised actor).
+    writer: Option<Addr<PresenceWriter>>,
     failed: bool,
 }
 
@@ -312,23 +237,21 @@ impl Actor for Room {
     type Context = Context<Self>;
 
     fn started(&mut self, ctx: &mut Context<Self>) {
-        let me = ctx.address().downgrade();
-        presence::spawn_writer(
+        self.writer = Some(presence::start_writer(
             self.db.clone(),
             self.bus.clone(),
             self.account_id.clone(),
             self.uid.clone(),
-            self.users_tx.subscribe(),
             self.tuning.keepalive,
-            move |err| {
-                tracing::warn!(error = %err, "presence write failed");
-                if let Some(room) = me.upgrade() {
-                    room.do_send(Fail(StreamError::database_unavailable()));
-                }
-            },
-        );
+            ctx.address().downgrade().recipient(),
+        ));
         ctx.run_interval(self.tuning.keepalive, |room, ctx| {
-            room.broadcast(RoomEvent::KeepAlive, ctx);
+            room.broadcast(Item::new(None, Frame::keep_alive()), ctx);
+            let max = room.tuning.max_stream_duration;
+            let gone = room
+                .subs
+                .close_where(|m| m.opened.elapsed() >= max, StreamError::max_duration());
+            room.forget_members(gone, ctx);
             // Also notices stale remote rows and a lost database.
             room.load_presence(ctx);
             // No missed event leaves access open, or a message undelivered,
@@ -338,20 +261,28 @@ impl Actor for Room {
     }
 
     fn stopped(&mut self, ctx: &mut Context<Self>) {
+        if let Some(writer) = self.writer.take() {
+            writer.do_send(presence::Finish);
+        }
         if let Some(registry) = self.registry.upgrade() {
-            registry.forget(&self.uid, &ctx.address());
+            registry.live.forget(&self.uid, &ctx.address());
         }
     }
 }
 
+struct Joined {
+    id: u64,
+    rx: tokio::sync::mpsc::Receiver<Arc<Item>>,
+    closed: sse::fanout::CloseReason,
+    live_from: i64,
+}
+
 /// `None`: refused (the caller may not read the conversation).
 #[derive(Message)]
-#[rtype(result = "Option<(u64, i64)>")]
+#[rtype(result = "Option<Joined>")]
 struct Join {
     user_id: i64,
     key_id: i64,
-    tx: mpsc::Sender<Arc<RoomEvent>>,
-    closed: CloseReason,
 }
 
 #[derive(Message)]
@@ -364,59 +295,51 @@ struct Leave {
 #[rtype(result = "()")]
 struct Deliver(BusEvent);
 
-#[derive(Message)]
+/// Ends every stream with the error and stops the room: its state is
+/// rebuilt from the database by the next subscriber.
+#[derive(Message, Clone)]
 #[rtype(result = "()")]
-struct Fail(StreamError);
+pub struct Fail(pub StreamError);
 
 #[derive(Message)]
 #[rtype(result = "()")]
 struct Resync;
 
-impl Handler<Resync> for Room {
-    type Result = ();
-
-    fn handle(&mut self, _: Resync, ctx: &mut Context<Self>) {
-        self.revalidate(ctx);
-        self.load_presence(ctx);
-    }
-}
-
 impl Handler<Join> for Room {
     type Result = MessageResult<Join>;
 
     fn handle(&mut self, msg: Join, ctx: &mut Context<Self>) -> MessageResult<Join> {
-        if !self.may_read(msg.user_id) {
+        if self.failed || !self.may_read(msg.user_id) {
             return MessageResult(None);
         }
-        self.next_id += 1;
-        let id = self.next_id;
         let user_id = msg.user_id;
-        self.subs.insert(
-            id,
-            Subscriber {
-                user_id,
-                key_id: msg.key_id,
-                tx: msg.tx,
-                closed: msg.closed,
-            },
-        );
+        let (id, rx, closed) = self.subs.add(Member {
+            user_id,
+            key_id: msg.key_id,
+            opened: Instant::now(),
+        });
         let count = self.local_users.entry(user_id).or_default();
         *count += 1;
         if *count == 1 {
             // The writer persists and announces; the reload that follows
             // broadcasts the new presence to everyone, this stream included.
-            self.users_tx.send_modify(|users| {
-                users.insert(user_id);
-            });
+            self.publish_local_users();
             self.awaiting_presence.push(id);
-        } else if let Some((_, data)) = &self.participants {
-            let snapshot = RoomEvent::Presence(data.clone());
-            self.send_to(id, snapshot, ctx);
+        } else if let Some((_, item)) = &self.participants {
+            let item = item.clone();
+            if let Some(gone) = self.subs.send_to(id, item) {
+                self.forget_members(vec![gone], ctx);
+            }
         } else {
             self.awaiting_presence.push(id);
             self.load_presence(ctx);
         }
-        MessageResult(Some((id, self.last_seq)))
+        MessageResult(Some(Joined {
+            id,
+            rx,
+            closed,
+            live_from: self.last_seq,
+        }))
     }
 }
 
@@ -424,7 +347,9 @@ impl Handler<Leave> for Room {
     type Result = ();
 
     fn handle(&mut self, msg: Leave, ctx: &mut Context<Self>) {
-        self.remove(msg.sub_id, ctx);
+        if let Some(member) = self.subs.remove(msg.sub_id) {
+            self.forget_members(vec![member], ctx);
+        }
     }
 }
 
@@ -457,11 +382,17 @@ impl Handler<Deliver> for Room {
             }
             crate::auth::events::KEY_REVOKED => {
                 let key: Option<i64> = event.key.parse().ok();
-                self.close_where(|s| Some(s.key_id) == key, StreamError::revoked(), ctx);
+                let gone = self
+                    .subs
+                    .close_where(|m| Some(m.key_id) == key, StreamError::revoked());
+                self.forget_members(gone, ctx);
             }
             crate::auth::events::USER_REVOKED => {
                 let user: Option<i64> = event.key.parse().ok();
-                self.close_where(|s| Some(s.user_id) == user, StreamError::revoked(), ctx);
+                let gone = self
+                    .subs
+                    .close_where(|m| Some(m.user_id) == user, StreamError::revoked());
+                self.forget_members(gone, ctx);
             }
             _ => {}
         }
@@ -476,6 +407,15 @@ impl Handler<Fail> for Room {
     }
 }
 
+impl Handler<Resync> for Room {
+    type Result = ();
+
+    fn handle(&mut self, _: Resync, ctx: &mut Context<Self>) {
+        self.revalidate(ctx);
+        self.load_presence(ctx);
+    }
+}
+
 impl Room {
     /// Who may read the conversation, as this room knows it.
     fn may_read(&self, user_id: i64) -> bool {
@@ -486,23 +426,6 @@ impl Room {
         }
     }
 
-    fn close_where(
-        &mut self,
-        which: impl Fn(&Subscriber) -> bool,
-        err: StreamError,
-        ctx: &mut Context<Self>,
-    ) {
-        let ids: Vec<u64> = self
-            .subs
-            .iter()
-            .filter(|(_, s)| which(s))
-            .map(|(id, _)| *id)
-            .collect();
-        for id in ids {
-            self.close(id, err.clone(), ctx);
-        }
-    }
-
     fn enforce_access(&mut self, ctx: &mut Context<Self>) {
         let (sharing, allowed, owner) = (
             self.sharing_enabled,
@@ -510,7 +433,8 @@ impl Room {
             self.owner_user_id,
         );
         let may_read = move |user: i64| if sharing { allowed } else { user == owner };
-        self.close_where(|s| !may_read(s.user_id), StreamError::no_access(), ctx);
+        let gone = self.subs.close_where(|m| !may_read(m.user_id), no_access());
+        self.forget_members(gone, ctx);
     }
 
     /// Re-reads the conversation, the account's switch and the subscribers'
@@ -524,7 +448,7 @@ impl Room {
         let db = self.db.clone();
         let uid = self.uid.clone();
         let account = self.account_id.clone();
-        let mut keys: Vec<i64> = self.subs.values().map(|s| s.key_id).collect();
+        let mut keys: Vec<i64> = self.subs.metas().map(|m| m.key_id).collect();
         keys.sort_unstable();
         keys.dedup();
         let work = async move {
@@ -535,13 +459,19 @@ impl Room {
         ctx.spawn(work.into_actor(self).map(|res, room, ctx| {
             room.revalidating = false;
             match res {
-                Ok((None, _)) => room.close_where(|_| true, StreamError::no_access(), ctx),
+                Ok((None, _)) => {
+                    let gone = room.subs.close_where(|_| true, no_access());
+                    room.forget_members(gone, ctx);
+                }
                 Ok((Some(state), live)) => {
                     room.owner_user_id = state.owner_user_id;
                     room.sharing_enabled = state.sharing_enabled;
                     room.shared_allowed = state.shared_allowed;
                     room.enforce_access(ctx);
-                    room.close_where(|s| !live.contains(&s.key_id), StreamError::revoked(), ctx);
+                    let gone = room
+                        .subs
+                        .close_where(|m| !live.contains(&m.key_id), StreamError::revoked());
+                    room.forget_members(gone, ctx);
                     room.want_upto = room.want_upto.max(state.last_sequence);
                     room.fetch(ctx);
                 }
@@ -559,24 +489,27 @@ impl Room {
         }
         if let Some(data) = data {
             if sequence == self.last_seq + 1 && !self.fetching {
-                self.emit_message(sequence, data.into(), ctx);
+                self.emit_message(sequence, &data, ctx);
                 self.drain_pending(ctx);
                 return;
             }
-            self.pending.insert(sequence, data.into());
+            self.pending.insert(sequence, data);
         }
         self.want_upto = self.want_upto.max(sequence);
         self.fetch(ctx);
     }
 
-    fn emit_message(&mut self, sequence: i64, data: ByteString, ctx: &mut Context<Self>) {
+    fn emit_message(&mut self, sequence: i64, data: &str, ctx: &mut Context<Self>) {
         self.last_seq = sequence;
-        self.broadcast(RoomEvent::Message { sequence, data }, ctx);
+        self.broadcast(
+            Item::new(Some(sequence), message_frame(sequence, data)),
+            ctx,
+        );
     }
 
     fn drain_pending(&mut self, ctx: &mut Context<Self>) {
         while let Some(data) = self.pending.remove(&(self.last_seq + 1)) {
-            self.emit_message(self.last_seq + 1, data, ctx);
+            self.emit_message(self.last_seq + 1, &data, ctx);
         }
         let last = self.last_seq;
         self.pending.retain(|&seq, _| seq > last);
@@ -600,7 +533,7 @@ impl Room {
                     for m in messages {
                         if m.sequence == room.last_seq + 1 {
                             let data = message_created_data(&room.uid, &m);
-                            room.emit_message(m.sequence, data.into(), ctx);
+                            room.emit_message(m.sequence, &data, ctx);
                             room.drain_pending(ctx);
                         }
                     }
@@ -649,70 +582,45 @@ impl Room {
             .is_none_or(|(current, _)| *current != participants);
         let waiting = std::mem::take(&mut self.awaiting_presence);
         if changed {
-            let data: ByteString = presence_data(&self.uid, &participants).into();
-            self.participants = Some((participants, data.clone()));
-            self.broadcast(RoomEvent::Presence(data), ctx);
-        } else if let Some((_, data)) = &self.participants {
-            let data = data.clone();
+            let data = presence_data(&self.uid, &participants);
+            let item = Item::new(None, Frame::event("presence.changed", None, &data));
+            self.participants = Some((participants, item.clone()));
+            self.broadcast(item, ctx);
+        } else if let Some((_, item)) = &self.participants {
+            let item = item.clone();
+            let mut gone = Vec::new();
             for id in waiting {
-                self.send_to(id, RoomEvent::Presence(data.clone()), ctx);
+                gone.extend(self.subs.send_to(id, item.clone()));
             }
+            self.forget_members(gone, ctx);
         }
     }
 
-    /// Offers the event to every subscriber; a full buffer closes that one.
-    fn broadcast(&mut self, event: RoomEvent, ctx: &mut Context<Self>) {
-        // One allocation per event, shared by every subscriber's buffer.
-        let event = Arc::new(event);
-        let mut gone = Vec::new();
-        for (&id, sub) in &self.subs {
-            match sub.tx.try_send(event.clone()) {
-                Ok(()) => {}
-                Err(mpsc::error::TrySendError::Full(_)) => {
-                    let _ = sub.closed.set(StreamError::slow_consumer());
-                    gone.push(id);
+    /// Offers the item to every subscriber; a full buffer closes that one.
+    fn broadcast(&mut self, item: Arc<Item>, ctx: &mut Context<Self>) {
+        let gone = self.subs.broadcast(&item);
+        self.forget_members(gone, ctx);
+    }
+
+    /// Local presence and the idle timer after subscribers went away.
+    fn forget_members(&mut self, gone: Vec<(u64, Member)>, ctx: &mut Context<Self>) {
+        if gone.is_empty() {
+            return;
+        }
+        let mut changed = false;
+        for (id, member) in gone {
+            self.awaiting_presence.retain(|&w| w != id);
+            if let Some(count) = self.local_users.get_mut(&member.user_id) {
+                *count -= 1;
+                if *count == 0 {
+                    self.local_users.remove(&member.user_id);
+                    changed = true;
                 }
-                Err(mpsc::error::TrySendError::Closed(_)) => gone.push(id),
             }
         }
-        for id in gone {
-            self.remove(id, ctx);
+        if changed {
+            self.publish_local_users();
         }
-    }
-
-    fn send_to(&mut self, id: u64, event: RoomEvent, ctx: &mut Context<Self>) {
-        let Some(sub) = self.subs.get(&id) else {
-            return;
-        };
-        if let Err(mpsc::error::TrySendError::Full(_)) = sub.tx.try_send(Arc::new(event)) {
-            self.close(id, StreamError::slow_consumer(), ctx);
-        }
-    }
-
-    fn close(&mut self, id: u64, err: StreamError, ctx: &mut Context<Self>) {
-        if let Some(sub) = self.subs.get(&id) {
-            let _ = sub.closed.set(err);
-        }
-        self.remove(id, ctx);
-    }
-
-    /// Drops a subscriber (its stream ends after what is buffered) and
-    /// updates local presence.
-    fn remove(&mut self, id: u64, ctx: &mut Context<Self>) {
-        let Some(sub) = self.subs.remove(&id) else {
-            return;
-        };
-        let user_id = sub.user_id;
-        if let Some(count) = self.local_users.get_mut(&user_id) {
-            *count -= 1;
-            if *count == 0 {
-                self.local_users.remove(&user_id);
-                self.users_tx.send_modify(|users| {
-                    users.remove(&user_id);
-                });
-            }
-        }
-        self.awaiting_presence.retain(|&w| w != id);
         if self.subs.is_empty() {
             ctx.run_later(self.tuning.idle_grace, |room, ctx| {
                 if room.subs.is_empty() {
@@ -722,18 +630,22 @@ impl Room {
         }
     }
 
+    fn publish_local_users(&self) {
+        if let Some(writer) = &self.writer {
+            let users: BTreeSet<i64> = self.local_users.keys().copied().collect();
+            writer.do_send(presence::SetUsers(users));
+        }
+    }
+
     /// Ends every stream with `err` and stops: state is rebuilt from the
     /// database by the next subscriber.
     fn fail(&mut self, err: StreamError, ctx: &mut Context<Self>) {
         self.failed = true;
-        for sub in self.subs.values() {
-            let _ = sub.closed.set(err.clone());
-        }
-        self.subs.clear();
+        self.subs.close_where(|_| true, err);
         self.local_users.clear();
-        self.users_tx.send_modify(BTreeSet::clear);
+        self.publish_local_users();
         if let Some(registry) = self.registry.upgrade() {
-            registry.forget(&self.uid, &ctx.address());
+            registry.live.forget(&self.uid, &ctx.address());
         }
         ctx.stop();
     }

@@ -1,9 +1,7 @@
 //! The conversation event stream route (the REST operations are derived
 //! from the registry, see `operations.rs`).
 
-use actix_web::http::header;
-use actix_web::{HttpRequest, HttpResponse, Responder, get, web};
-use actix_web_lab::sse::Sse;
+use actix_web::{HttpRequest, HttpResponse, get, web};
 use serde::Deserialize;
 use utoipa::IntoParams;
 use utoipa_actix_web::service_config::ServiceConfig;
@@ -12,6 +10,7 @@ use super::model::ConversationUid;
 use super::{service, stream};
 use crate::error::{ApiError, ApiResult};
 use crate::http::{ApiQuery, Caller, ErrorEnvelope};
+use crate::sse::{self, Frame};
 use crate::state::AppState;
 
 pub fn configure(cfg: &mut ServiceConfig) {
@@ -97,19 +96,16 @@ pub async fn conversation_events(
     // room, which now holds this subscriber.
     let conv = service::visible(&state.db, &caller, &uid).await?;
     let after = requested.unwrap_or(sub.live_from);
-    let events = stream::room_stream(
-        state.db.clone(),
-        conv.uid.clone(),
+    let ready = serde_json::json!({ "conversationUid": conv.uid, "after": after });
+    let replay = stream::MessageReplay {
+        db: state.db.clone(),
+        uid: conv.uid.clone(),
+    };
+    Ok(sse::response(
+        Frame::event("ready", None, &ready.to_string()),
         after,
+        Some(Box::new(replay)),
         sub,
-        state.shutdown.clone(),
-    );
-    let mut res = Sse::from_stream(events)
-        .respond_to(&req)
-        .map_into_boxed_body();
-    res.headers_mut().insert(
-        header::HeaderName::from_static("x-accel-buffering"),
-        header::HeaderValue::from_static("no"),
-    );
-    Ok(res)
+        None,
+    ))
 }

@@ -147,7 +147,9 @@ async fn killing_the_listener_mid_stream_loses_no_message_and_shows_in_readyz() 
         assert_eq!(b.say(&alice, &uid, &format!("before {i}")).await, i);
     }
     assert_eq!(messages(&mut on_a, 5).await.len(), 5);
-    let ready = a.request(actix_web::http::Method::GET, "/readyz", None, None).await;
+    let ready = a
+        .request(actix_web::http::Method::GET, "/readyz", None, None)
+        .await;
     assert_eq!(ready.status, 200, "{}", ready.body);
     // Kill every listener backend while B keeps posting.
     let pids = listener_pids(&a).await;
