@@ -18,7 +18,7 @@ use crate::config::Config;
 use crate::error::ApiError;
 use crate::http::fallback::{self, RouteTable};
 use crate::http::json::{BodyLimit, DEFAULT_BODY_LIMIT};
-use crate::http::middleware;
+use crate::http::{cors, middleware};
 use crate::openapi::{ApiDoc, OpenApiJson};
 use crate::state::AppState;
 use crate::{auth, buyer, conversations, health, openapi};
@@ -88,6 +88,7 @@ impl Application {
             }
         });
 
+        let cors_origins = state.config.cors_origins.clone();
         let server = HttpServer::new(move || {
             App::new()
                 .app_data(data.clone())
@@ -108,9 +109,12 @@ impl Application {
                         .error_handler(|e, _| ApiError::invalid("", e.to_string()).into()),
                 )
                 .wrap(from_fn(middleware::rate_limit))
+                .wrap(cors::cors(&cors_origins))
+                .wrap(from_fn(cors::only_for_allowed_origins))
                 .wrap(ErrorHandlers::new().default_handler(middleware::envelope_errors))
                 .wrap(from_fn(middleware::request_id))
                 .wrap(TracingLogger::default())
+                .wrap(from_fn(middleware::redact_stream_token))
                 .into_utoipa_app()
                 .configure(health::configure)
                 .service(scope("/api/v2").configure(api_v2))

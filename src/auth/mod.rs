@@ -5,6 +5,7 @@ pub mod caller;
 pub mod keys;
 pub mod routes;
 pub mod service;
+pub mod stream_tokens;
 pub mod tenancy;
 
 pub use caller::{AccountInfo, CallerInfo, UserInfo};

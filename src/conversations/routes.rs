@@ -19,7 +19,7 @@ use super::{service, stream};
 use crate::error::{ApiError, ApiResult};
 use crate::http::{
     ApiJson, ApiQuery, Caller, Envelope, ErrorEnvelope, ListEnvelope, ListMeta, OptionalJson, Page,
-    envelope,
+    StreamCaller, envelope,
 };
 use crate::state::AppState;
 
@@ -289,7 +289,7 @@ fn parse_cursor(raw: &str, field: &str) -> Result<i64, ApiError> {
 pub async fn conversation_events(
     req: HttpRequest,
     state: web::Data<AppState>,
-    caller: Caller,
+    caller: StreamCaller,
     path: web::Path<String>,
     query: ApiQuery<EventsQuery>,
 ) -> ApiResult<HttpResponse> {

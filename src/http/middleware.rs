@@ -4,11 +4,13 @@
 use actix_web::body::{BoxBody, MessageBody};
 use actix_web::dev::{ServiceRequest, ServiceResponse};
 use actix_web::http::header::{self, HeaderName, HeaderValue};
+use actix_web::http::{Uri, uri::PathAndQuery};
 use actix_web::middleware::{ErrorHandlerResponse, Next};
 use actix_web::{Error, HttpResponse, ResponseError, web};
 use serde_json::json;
 
 use crate::error::ApiError;
+use crate::http::auth::{STREAM_TOKEN_PARAM, StreamTokenParam};
 use crate::state::AppState;
 
 pub const REQUEST_ID: &str = "x-request-id";
@@ -51,6 +53,57 @@ pub async fn rate_limit(
         }
     }
 }
+
+/// Takes a stream token out of the request URI before anything can log it:
+/// the value moves into the request's extensions (read by `StreamCaller`)
+/// and the URI keeps `streamToken=redacted`. Must wrap the request logger.
+pub async fn redact_stream_token(
+    mut req: ServiceRequest,
+    next: Next<impl MessageBody + 'static>,
+) -> Result<ServiceResponse<BoxBody>, Error> {
+    use actix_web::HttpMessage;
+    if let Some((token, uri)) = split_stream_token(req.uri()) {
+        req.head_mut().uri = uri.clone();
+        req.match_info_mut().get_mut().update(&uri);
+        req.extensions_mut().insert(StreamTokenParam(token));
+    }
+    next.call(req)
+        .await
+        .map(ServiceResponse::map_into_boxed_body)
+}
+
+/// The first stream token in `uri`'s query and the URI with every one redacted.
+fn split_stream_token(uri: &Uri) -> Option<(String, Uri)> {
+    let query = uri.query()?;
+    let mut token = None;
+    let mut kept = Vec::new();
+    for pair in query.split('&') {
+        let (name, value) = pair.split_once('=').unwrap_or((pair, ""));
+        let name: String = url::form_urlencoded::parse(name.as_bytes())
+            .map(|(k, _)| k.into_owned())
+            .collect();
+        if name == STREAM_TOKEN_PARAM {
+            if token.is_none() {
+                token = Some(
+                    url::form_urlencoded::parse(format!("v={value}").as_bytes())
+                        .map(|(_, v)| v.into_owned())
+                        .collect::<String>(),
+                );
+            }
+            kept.push(REDACTED_STREAM_TOKEN);
+        } else {
+            kept.push(pair);
+        }
+    }
+    let token = token?;
+    let path_and_query = format!("{}?{}", uri.path(), kept.join("&"));
+    let mut parts = uri.clone().into_parts();
+    parts.path_and_query = PathAndQuery::try_from(path_and_query).ok();
+    let uri = Uri::from_parts(parts).ok()?;
+    Some((token, uri))
+}
+
+const REDACTED_STREAM_TOKEN: &str = "streamToken=redacted";
 
 /// Adds the tracing request id to the response, so a client can quote it.
 pub async fn request_id(

@@ -1,6 +1,7 @@
 //! HTTP plumbing shared by every domain: envelope, extractors, middleware.
 
 pub mod auth;
+pub mod cors;
 pub mod envelope;
 pub mod fallback;
 pub mod json;
@@ -8,8 +9,9 @@ pub mod middleware;
 pub mod pagination;
 pub mod query;
 pub mod rate_limit;
+pub mod streams;
 
-pub use auth::Caller;
+pub use auth::{Caller, StreamCaller};
 pub use envelope::{Envelope, ErrorEnvelope, ListEnvelope, ListMeta, PaginationMeta};
 pub use json::{ApiJson, OptionalJson};
 pub use pagination::Page;

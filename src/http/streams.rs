@@ -1,0 +1,60 @@
+//! The event streams a stream token can open, by path: parsed into a known
+//! stream (else a 400 naming `stream`), then checked readable by the caller
+//! through the owning domain's own visibility rule (else a 404).
+
+use crate::auth::CallerInfo;
+use crate::conversations::model::ConversationUid;
+use crate::conversations::service;
+use crate::error::ApiError;
+use crate::state::AppState;
+
+const CONVERSATIONS: &str = "/api/v2/assistant/conversations/";
+const EVENTS: &str = "/events";
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum KnownStream {
+    /// `GET /api/v2/assistant/conversations/{conversationUid}/events`
+    ConversationEvents(ConversationUid),
+}
+
+impl KnownStream {
+    /// A stream path as a client names it (no scheme, host or query).
+    pub fn parse(path: &str) -> Result<Self, ApiError> {
+        let unknown = || {
+            ApiError::invalid(
+                "stream",
+                "must be the path of an event stream, e.g. /api/v2/assistant/conversations/{conversationUid}/events",
+            )
+        };
+        let uid = path
+            .strip_prefix(CONVERSATIONS)
+            .and_then(|rest| rest.strip_suffix(EVENTS))
+            .filter(|uid| !uid.contains('/'))
+            .ok_or_else(unknown)?;
+        let uid = ConversationUid::parse(uid)
+            .map_err(|_| ApiError::invalid("stream", "conversationUid must be a UUID"))?;
+        Ok(KnownStream::ConversationEvents(uid))
+    }
+
+    /// The canonical path, as stored with a token and returned to the client.
+    pub fn path(&self) -> String {
+        match self {
+            KnownStream::ConversationEvents(uid) => {
+                format!("{CONVERSATIONS}{}{EVENTS}", uid.as_str())
+            }
+        }
+    }
+
+    /// 404 unless `caller` can open this stream now.
+    pub async fn check_readable(
+        &self,
+        state: &AppState,
+        caller: &CallerInfo,
+    ) -> Result<(), ApiError> {
+        match self {
+            KnownStream::ConversationEvents(uid) => {
+                service::visible(&state.db, caller, uid).await.map(|_| ())
+            }
+        }
+    }
+}

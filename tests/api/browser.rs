@@ -1,0 +1,691 @@
+//! Browser clients: CORS for operator-listed origins, stream tokens for the
+//! native `EventSource` (which cannot send headers), and a real headless
+//! Chromium reconnecting by itself across a server restart.
+
+use std::time::Duration;
+
+use actix_web::http::{Method, StatusCode, header::HeaderMap};
+use futures_util::StreamExt;
+use sea_orm::{ColumnTrait, EntityTrait, PaginatorTrait, QueryFilter};
+use serde_json::{Value, json};
+
+use agentic_api::http::cors::AllowedOrigins;
+
+use crate::helpers::*;
+
+const APP_ORIGIN: &str = "https://app.example.com";
+
+fn events_path(uid: &str) -> String {
+    format!("/api/v2/assistant/conversations/{uid}/events")
+}
+
+fn allow(origin: &str) -> impl FnOnce(&mut agentic_api::Config) + use<> {
+    let origins = AllowedOrigins::parse(origin).unwrap();
+    move |c| c.cors_origins = origins
+}
+
+struct Raw {
+    status: StatusCode,
+    headers: HeaderMap,
+    body: Value,
+}
+
+impl Raw {
+    fn header(&self, name: &str) -> Option<&str> {
+        self.headers.get(name).and_then(|v| v.to_str().ok())
+    }
+
+    fn cors_headers(&self) -> Vec<String> {
+        self.headers
+            .keys()
+            .map(|k| k.as_str().to_string())
+            .filter(|k| k.starts_with("access-control-"))
+            .collect()
+    }
+}
+
+/// Any request with extra headers; reads the whole (non-stream) body.
+async fn raw(
+    app: &TestApp,
+    method: Method,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: Option<Value>,
+) -> Raw {
+    let mut req = app.client.request(method, app.url(path));
+    for (k, v) in headers {
+        req = req.insert_header((*k, *v));
+    }
+    let mut res = match body {
+        Some(b) => req.send_json(&b).await,
+        None => req.send().await,
+    }
+    .expect("request sent");
+    let bytes = res.body().await.expect("body");
+    Raw {
+        status: res.status(),
+        headers: res.headers().clone(),
+        body: serde_json::from_slice(&bytes).unwrap_or(Value::Null),
+    }
+}
+
+/// Opens a stream (no `Authorization` unless given in `headers`); on 200,
+/// returns the headers and the `ready` event's data; else the error response.
+async fn open_stream(
+    base: &str,
+    path_and_query: &str,
+    headers: &[(&str, &str)],
+) -> Result<(HeaderMap, Value), Raw> {
+    let mut req = awc::Client::builder()
+        .disable_timeout()
+        .finish()
+        .get(format!("{base}{path_and_query}"))
+        .insert_header(("Accept", "text/event-stream"));
+    for (k, v) in headers {
+        req = req.insert_header((*k, *v));
+    }
+    let mut res = req.send().await.expect("request sent");
+    if res.status() != StatusCode::OK {
+        let bytes = res.body().await.expect("body");
+        return Err(Raw {
+            status: res.status(),
+            headers: res.headers().clone(),
+            body: serde_json::from_slice(&bytes).unwrap_or(Value::Null),
+        });
+    }
+    let headers = res.headers().clone();
+    let mut buf = String::new();
+    loop {
+        let chunk = tokio::time::timeout(Duration::from_secs(10), res.next())
+            .await
+            .expect("ready within 10 s")
+            .expect("stream open")
+            .expect("chunk");
+        buf.push_str(&String::from_utf8_lossy(&chunk));
+        if let Some(start) = buf.find("event: ready\ndata: ") {
+            let rest = &buf[start + "event: ready\ndata: ".len()..];
+            if let Some(end) = rest.find('\n') {
+                return Ok((headers, serde_json::from_str(&rest[..end]).unwrap()));
+            }
+        }
+    }
+}
+
+async fn mint(app: &TestApp, key: &str, stream: &str) -> Resp {
+    app.post(
+        "/api/v2/auth/stream-tokens",
+        key,
+        &json!({ "stream": stream }),
+    )
+    .await
+}
+
+async fn token_for(app: &TestApp, t: &Tenant, uid: &str) -> String {
+    let res = mint(app, &t.key, &events_path(uid)).await;
+    assert_eq!(res.status, 201, "{}", res.body);
+    res.data()["token"].as_str().unwrap().to_string()
+}
+
+fn with_token(uid: &str, token: &str) -> String {
+    format!("{}?streamToken={token}", events_path(uid))
+}
+
+// ---------------------------------------------------------------- CORS
+
+#[actix_web::test]
+async fn a_preflight_from_an_allowed_origin_is_answered_with_methods_and_headers() {
+    let app = spawn_app_with(allow(APP_ORIGIN)).await;
+    let preflight = [
+        ("Origin", APP_ORIGIN),
+        ("Access-Control-Request-Method", "POST"),
+        (
+            "Access-Control-Request-Headers",
+            "authorization,content-type,last-event-id",
+        ),
+    ];
+    let res = raw(
+        &app,
+        Method::OPTIONS,
+        "/api/v2/auth/stream-tokens",
+        &preflight,
+        None,
+    )
+    .await;
+    assert_eq!(res.status, 200);
+    assert_eq!(res.header("access-control-allow-origin"), Some(APP_ORIGIN));
+    let methods = res
+        .header("access-control-allow-methods")
+        .unwrap()
+        .to_ascii_uppercase();
+    for m in ["GET", "POST", "PUT", "PATCH", "DELETE"] {
+        assert!(methods.contains(m), "{methods}");
+    }
+    let headers = res
+        .header("access-control-allow-headers")
+        .unwrap()
+        .to_ascii_lowercase();
+    for h in ["authorization", "content-type", "last-event-id"] {
+        assert!(headers.contains(h), "{headers}");
+    }
+    assert!(res.header("access-control-max-age").is_some());
+    assert!(res.header("vary").unwrap().contains("Origin"));
+    assert!(res.header("access-control-allow-credentials").is_none());
+
+    // Without CORS configured the same preflight gets no CORS headers.
+    let closed = spawn_app().await;
+    let res = raw(
+        &closed,
+        Method::OPTIONS,
+        "/api/v2/auth/stream-tokens",
+        &preflight,
+        None,
+    )
+    .await;
+    assert!(!res.status.is_success(), "{}", res.status);
+    assert_eq!(res.cors_headers(), Vec::<String>::new());
+}
+
+#[actix_web::test]
+async fn responses_to_an_allowed_origin_carry_cors_and_exposed_headers() {
+    let app = spawn_app_with(allow(&format!("https://other.example.com,{APP_ORIGIN}"))).await;
+    let t = app.tenant().await;
+    let auth = format!("Bearer {}", t.key);
+    let res = raw(
+        &app,
+        Method::GET,
+        "/api/v2/me",
+        &[("Origin", APP_ORIGIN), ("Authorization", &auth)],
+        None,
+    )
+    .await;
+    assert_eq!(res.status, 200);
+    assert_eq!(res.header("access-control-allow-origin"), Some(APP_ORIGIN));
+    assert!(res.header("vary").unwrap().contains("Origin"));
+    let exposed = res
+        .header("access-control-expose-headers")
+        .unwrap()
+        .to_ascii_lowercase();
+    for h in [
+        "x-request-id",
+        "ratelimit-limit",
+        "ratelimit-remaining",
+        "ratelimit-reset",
+        "retry-after",
+    ] {
+        assert!(exposed.contains(h), "{exposed}");
+    }
+    assert!(res.header("x-request-id").is_some());
+
+    // Errors too: a page must be able to read a 401 envelope.
+    let res = raw(
+        &app,
+        Method::GET,
+        "/api/v2/me",
+        &[("Origin", APP_ORIGIN)],
+        None,
+    )
+    .await;
+    assert_eq!(res.status, 401);
+    assert_eq!(res.body["error"]["code"], json!("UNAUTHORIZED"));
+    assert_eq!(res.header("access-control-allow-origin"), Some(APP_ORIGIN));
+}
+
+#[actix_web::test]
+async fn a_disallowed_origin_gets_no_cors_headers() {
+    let app = spawn_app_with(allow(APP_ORIGIN)).await;
+    let t = app.tenant().await;
+    let auth = format!("Bearer {}", t.key);
+    for origin in ["https://evil.example.com", "https://app.example.com:8443"] {
+        // Served (a non-browser client may send any Origin), but unreadable
+        // by a page: no Access-Control-* header at all.
+        let res = raw(
+            &app,
+            Method::GET,
+            "/api/v2/me",
+            &[("Origin", origin), ("Authorization", &auth)],
+            None,
+        )
+        .await;
+        assert_eq!(res.status, 200);
+        assert_eq!(res.cors_headers(), Vec::<String>::new(), "{origin}");
+
+        let res = raw(
+            &app,
+            Method::OPTIONS,
+            "/api/v2/me",
+            &[
+                ("Origin", origin),
+                ("Access-Control-Request-Method", "GET"),
+                ("Access-Control-Request-Headers", "authorization"),
+            ],
+            None,
+        )
+        .await;
+        assert_eq!(res.status, 400, "{origin}");
+        assert!(res.body["error"]["code"].is_string(), "{}", res.body);
+        assert_eq!(res.cors_headers(), Vec::<String>::new(), "{origin}");
+    }
+    // No Origin at all: an ordinary response.
+    let res = raw(
+        &app,
+        Method::GET,
+        "/api/v2/me",
+        &[("Authorization", &auth)],
+        None,
+    )
+    .await;
+    assert_eq!(res.status, 200);
+    assert_eq!(res.cors_headers(), Vec::<String>::new());
+}
+
+#[actix_web::test]
+async fn the_event_stream_carries_allow_origin() {
+    let app = spawn_app_with(allow(APP_ORIGIN)).await;
+    let t = app.tenant().await;
+    let uid = app.conversation(&t, false).await;
+    let token = token_for(&app, &t, &uid).await;
+    let (headers, ready) = open_stream(
+        &app.address,
+        &with_token(&uid, &token),
+        &[("Origin", APP_ORIGIN)],
+    )
+    .await
+    .unwrap_or_else(|r| panic!("{} {}", r.status, r.body));
+    assert_eq!(
+        headers
+            .get("access-control-allow-origin")
+            .and_then(|v| v.to_str().ok()),
+        Some(APP_ORIGIN)
+    );
+    assert_eq!(ready["conversationUid"], json!(uid));
+}
+
+#[test]
+fn a_malformed_origin_stops_the_server_at_start_up_with_a_clear_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("sqlite://{}/t.db?mode=rwc", dir.path().display());
+    for bad in ["https://app.example.com/", "*", "app.example.com"] {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_agentic-api"))
+            .arg("serve")
+            .env("AGENTIC_DATABASE_URL", &url)
+            .env("AGENTIC_BIND", "127.0.0.1:0")
+            .env(
+                "AGENTIC_CORS_ORIGINS",
+                format!("https://ok.example.com,{bad}"),
+            )
+            .env("AGENTIC_LOG", "warn")
+            .output()
+            .unwrap();
+        assert!(!out.status.success(), "{bad}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            stderr.contains("invalid CORS origin") && stderr.contains(bad),
+            "{bad}: {stderr}"
+        );
+        assert!(!String::from_utf8_lossy(&out.stdout).contains("listening"));
+    }
+}
+
+// ---------------------------------------------------------- stream tokens
+
+#[actix_web::test]
+async fn a_token_is_minted_for_a_readable_stream_and_opens_it_without_a_header() {
+    let app = spawn_app().await;
+    let t = app.tenant().await;
+    let uid = app.conversation(&t, false).await;
+    app.say(&t, &uid, "hello").await;
+    // A non-canonical spelling of the path is accepted and canonicalised.
+    let res = mint(&app, &t.key, &events_path(&uid.to_uppercase())).await;
+    assert_eq!(res.status, 201, "{}", res.body);
+    let data = res.data();
+    assert_eq!(data["stream"], json!(events_path(&uid)));
+    let token = data["token"].as_str().unwrap();
+    assert!(token.starts_with("sst_"), "{token}");
+    let expires: chrono::DateTime<chrono::Utc> =
+        data["expiresAt"].as_str().unwrap().parse().unwrap();
+    let left = expires - chrono::Utc::now();
+    assert!(
+        left > chrono::Duration::minutes(4) && left <= chrono::Duration::minutes(5),
+        "{left}"
+    );
+    // Stored hashed: the token itself is nowhere in the table.
+    let rows = entity::stream_token::Entity::find()
+        .all(&app.db)
+        .await
+        .unwrap();
+    assert_eq!(rows.len(), 1);
+    assert!(!format!("{rows:?}").contains(token.rsplit('_').next().unwrap()));
+
+    // Opens the stream, as many times as an EventSource reconnects.
+    for _ in 0..3 {
+        let (_, ready) = open_stream(
+            &app.address,
+            &format!("{}&after=0", with_token(&uid, token)),
+            &[],
+        )
+        .await
+        .unwrap_or_else(|r| panic!("{} {}", r.status, r.body));
+        assert_eq!(ready, json!({"conversationUid": uid, "after": 0}));
+    }
+    // Last-Event-ID still wins over the URL's cursor.
+    let (_, ready) = open_stream(
+        &app.address,
+        &format!("{}&after=0", with_token(&uid, token)),
+        &[("Last-Event-ID", "1")],
+    )
+    .await
+    .unwrap_or_else(|r| panic!("{} {}", r.status, r.body));
+    assert_eq!(ready["after"], json!(1));
+}
+
+#[actix_web::test]
+async fn minting_checks_the_stream_path_and_the_callers_access() {
+    let app = spawn_app().await;
+    let owner = app.tenant().await;
+    let mate = app.user_in(&owner.account_id, "member", &[]).await;
+    let stranger = app.tenant().await;
+    let private = app.conversation(&owner, false).await;
+    let shared = app.conversation(&owner, true).await;
+
+    for bad in [
+        "/api/v2/me",
+        "/api/v2/assistant/conversations/not-a-uuid/events",
+        &format!("/api/v2/assistant/conversations/{private}/messages"),
+        &format!("https://evil.example.com{}", events_path(&private)),
+        &format!("{}?after=0", events_path(&private)),
+        "",
+    ] {
+        let res = mint(&app, &owner.key, bad).await;
+        res.assert_error(400, "VALIDATION_ERROR");
+        assert_eq!(res.body["error"]["field"], json!("stream"), "{bad}");
+    }
+    let res = app
+        .post(
+            "/api/v2/auth/stream-tokens",
+            &owner.key,
+            &json!({"stream": events_path(&private), "ttl": 3600}),
+        )
+        .await;
+    res.assert_error(400, "VALIDATION_ERROR");
+
+    let unknown = uuid::Uuid::new_v4().to_string();
+    mint(&app, &owner.key, &events_path(&unknown))
+        .await
+        .assert_error(404, "NOT_FOUND");
+    mint(&app, &mate.key, &events_path(&private))
+        .await
+        .assert_error(404, "NOT_FOUND");
+    mint(&app, &stranger.key, &events_path(&shared))
+        .await
+        .assert_error(404, "NOT_FOUND");
+    assert_eq!(
+        mint(&app, &mate.key, &events_path(&shared)).await.status,
+        201
+    );
+
+    let res = app
+        .request(
+            Method::POST,
+            "/api/v2/auth/stream-tokens",
+            None,
+            Some(&json!({"stream": events_path(&private)})),
+        )
+        .await;
+    res.assert_error(401, "UNAUTHORIZED");
+}
+
+#[actix_web::test]
+async fn a_token_opens_only_its_own_stream_and_nothing_else() {
+    let app = spawn_app().await;
+    let t = app.tenant().await;
+    let a = app.conversation(&t, false).await;
+    let b = app.conversation(&t, false).await;
+    let token = token_for(&app, &t, &a).await;
+
+    // Another stream, even one the same user can read: 401.
+    let res = open_stream(&app.address, &with_token(&b, &token), &[])
+        .await
+        .unwrap_err();
+    assert_eq!(res.status, 401);
+    assert_eq!(res.body["error"]["code"], json!("UNAUTHORIZED"));
+    assert!(
+        res.body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("another stream"),
+        "{}",
+        res.body
+    );
+
+    // Neither bearer nor token: 401. A tampered token: 401.
+    let res = open_stream(&app.address, &events_path(&a), &[])
+        .await
+        .unwrap_err();
+    assert_eq!(res.status, 401);
+    let mut tampered = token.clone();
+    let last = tampered.pop().unwrap();
+    tampered.push(if last == 'a' { 'b' } else { 'a' });
+    for bad in [tampered.as_str(), "", "agk_x", &t.key] {
+        let res = open_stream(&app.address, &with_token(&a, bad), &[])
+            .await
+            .unwrap_err();
+        assert_eq!(res.status, 401, "{bad}");
+    }
+
+    // Not a bearer credential, and not accepted on any other route.
+    let res = app.get("/api/v2/me", &token).await;
+    res.assert_error(401, "UNAUTHORIZED");
+    let res = app
+        .request(
+            Method::GET,
+            &format!("/api/v2/me?streamToken={token}"),
+            None,
+            None,
+        )
+        .await;
+    res.assert_error(401, "UNAUTHORIZED");
+    // It cannot mint more tokens either.
+    mint(&app, &token, &events_path(&a))
+        .await
+        .assert_error(401, "UNAUTHORIZED");
+
+    // The stream with its own token still opens.
+    assert!(
+        open_stream(&app.address, &with_token(&a, &token), &[])
+            .await
+            .is_ok()
+    );
+}
+
+#[actix_web::test]
+async fn an_expired_token_is_refused_and_pruned() {
+    // Tokens that expire as soon as they are minted.
+    let app = spawn_app_with(|c| c.stream_token_ttl = Duration::ZERO).await;
+    let t = app.tenant().await;
+    let uid = app.conversation(&t, false).await;
+    let token = token_for(&app, &t, &uid).await;
+    let res = open_stream(&app.address, &with_token(&uid, &token), &[])
+        .await
+        .unwrap_err();
+    assert_eq!(res.status, 401);
+    assert!(
+        res.body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("expired"),
+        "{}",
+        res.body
+    );
+    let count = || async {
+        entity::stream_token::Entity::find()
+            .count(&app.db)
+            .await
+            .unwrap()
+    };
+    assert_eq!(count().await, 1);
+    // Minting again prunes the expired row.
+    token_for(&app, &t, &uid).await;
+    assert_eq!(count().await, 1);
+    let prefix = token.split('_').nth(1).unwrap();
+    assert_eq!(
+        entity::stream_token::Entity::find()
+            .filter(entity::stream_token::Column::Prefix.eq(prefix))
+            .count(&app.db)
+            .await
+            .unwrap(),
+        0
+    );
+}
+
+#[actix_web::test]
+async fn a_token_stops_working_when_its_expiry_passes() {
+    let app = spawn_app().await;
+    let t = app.tenant().await;
+    let uid = app.conversation(&t, false).await;
+    let token = token_for(&app, &t, &uid).await;
+    assert!(
+        open_stream(&app.address, &with_token(&uid, &token), &[])
+            .await
+            .is_ok()
+    );
+    // Move its expiry into the past, as time would.
+    entity::stream_token::Entity::update_many()
+        .col_expr(
+            entity::stream_token::Column::ExpiresAt,
+            sea_orm::sea_query::Expr::value(chrono::Utc::now() - chrono::Duration::seconds(1)),
+        )
+        .exec(&app.db)
+        .await
+        .unwrap();
+    let res = open_stream(&app.address, &with_token(&uid, &token), &[])
+        .await
+        .unwrap_err();
+    assert_eq!(res.status, 401);
+}
+
+#[actix_web::test]
+async fn a_token_of_a_revoked_key_or_a_lost_access_is_refused() {
+    let app = spawn_app().await;
+    let owner = app.tenant().await;
+    let mate = app.user_in(&owner.account_id, "member", &[]).await;
+    let uid = app.conversation(&owner, true).await;
+    let owner_token = token_for(&app, &owner, &uid).await;
+    let mate_token = token_for(&app, &mate, &uid).await;
+    assert!(
+        open_stream(&app.address, &with_token(&uid, &owner_token), &[])
+            .await
+            .is_ok()
+    );
+    assert!(
+        open_stream(&app.address, &with_token(&uid, &mate_token), &[])
+            .await
+            .is_ok()
+    );
+
+    // The mate loses access (sharing off): the normal visibility check, 404.
+    let res = app
+        .patch(
+            &format!("/api/v2/assistant/conversations/{uid}/sharing"),
+            &owner.key,
+            &json!({"sharingEnabled": false}),
+        )
+        .await;
+    assert_eq!(res.status, 200);
+    let res = open_stream(&app.address, &with_token(&uid, &mate_token), &[])
+        .await
+        .unwrap_err();
+    assert_eq!(res.status, 404);
+
+    // The owner's key is revoked: its token is refused at once.
+    let keys = app.get("/api/v2/api-keys", &owner.key).await;
+    let key_id = keys.data()[0]["id"].as_i64().unwrap();
+    let res = app
+        .delete(&format!("/api/v2/api-keys/{key_id}"), &owner.key)
+        .await;
+    assert_eq!(res.status, 200);
+    let res = open_stream(&app.address, &with_token(&uid, &owner_token), &[])
+        .await
+        .unwrap_err();
+    assert_eq!(res.status, 401);
+    assert_eq!(res.body["error"]["code"], json!("UNAUTHORIZED"));
+}
+
+#[actix_web::test]
+async fn a_token_minted_on_one_instance_opens_the_stream_on_another() {
+    let a = spawn_app().await;
+    let b = spawn_on(&a.database_url, |_| {}).await;
+    let t = a.tenant().await;
+    let uid = a.conversation(&t, false).await;
+    let token = token_for(&a, &t, &uid).await;
+    let (_, ready) = open_stream(
+        &b.address,
+        &format!("{}&after=0", with_token(&uid, &token)),
+        &[],
+    )
+    .await
+    .unwrap_or_else(|r| panic!("{} {}", r.status, r.body));
+    assert_eq!(ready["conversationUid"], json!(uid));
+}
+
+#[actix_web::test]
+async fn the_token_never_reaches_the_logs() {
+    // The real binary at debug level: every request's span (with its URI)
+    // prefixes the database statements logged while it runs.
+    let app = spawn_app().await;
+    let t = app.tenant().await;
+    let uid = app.conversation(&t, false).await;
+    let token = token_for(&app, &t, &uid).await;
+    app.handle.stop(true).await;
+
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_agentic-api"))
+        .arg("serve")
+        .env("AGENTIC_DATABASE_URL", &app.database_url)
+        .env("AGENTIC_BIND", "127.0.0.1:0")
+        .env("AGENTIC_LOG", "debug")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let stderr = child.stderr.take().unwrap();
+    let log = std::thread::spawn(move || {
+        let mut s = String::new();
+        std::io::Read::read_to_string(&mut { stderr }, &mut s).unwrap();
+        s
+    });
+    let base = {
+        let mut lines = std::io::BufRead::lines(std::io::BufReader::new(stdout));
+        loop {
+            let line = lines.next().expect("listening line").unwrap();
+            if let Some(url) = line.strip_prefix("listening on ") {
+                break url.to_string();
+            }
+        }
+    };
+    let opened = open_stream(&base, &format!("{}&after=0", with_token(&uid, &token)), &[]).await;
+    let refused = open_stream(
+        &base,
+        &with_token(&uuid::Uuid::new_v4().to_string(), &token),
+        &[],
+    )
+    .await;
+    // SIGTERM: the binary drains and exits, closing stderr.
+    std::process::Command::new("kill")
+        .arg(child.id().to_string())
+        .status()
+        .unwrap();
+    let status = child.wait().unwrap();
+    let log = log.join().unwrap();
+    assert!(opened.is_ok());
+    assert_eq!(refused.unwrap_err().status, 401);
+    assert!(status.success(), "{log}");
+    let secret = token.rsplit('_').next().unwrap();
+    assert!(!log.contains(secret), "the token was logged:\n{log}");
+    assert!(
+        log.contains(&format!(
+            "{}?streamToken=redacted&after=0",
+            events_path(&uid)
+        )),
+        "the request is still logged, token redacted:\n{log}"
+    );
+}
