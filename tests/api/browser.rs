@@ -684,3 +684,339 @@ async fn the_token_never_reaches_the_logs() {
         "the request is still logged, token redacted:\n{log}"
     );
 }
+
+// ------------------------------------------------------- a real browser
+
+/// The page a browser client would be served from, on its own origin.
+const PAGE: &str = include_str!("../browser/page.html");
+const DRIVER: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/browser/driver.py");
+
+fn chromium_path() -> String {
+    std::env::var("AGENTIC_CHROMIUM").unwrap_or_else(|_| "/usr/lib/chromium/chromium".into())
+}
+
+fn browser_python() -> String {
+    std::env::var("AGENTIC_BROWSER_PYTHON").unwrap_or_else(|_| {
+        let venv = std::env::var("AGENTIC_BROWSER_VENV")
+            .unwrap_or_else(|_| "/opt/agentic-api/browser-venv".into());
+        format!("{venv}/bin/python")
+    })
+}
+
+/// `None` when the browser tests may run; else why not. Missing pieces
+/// fail the test unless `AGENTIC_SKIP_BROWSER_TESTS=1`: never a silent pass.
+fn browser_missing() -> Option<String> {
+    let mut missing = Vec::new();
+    if !std::path::Path::new(&chromium_path()).exists() {
+        missing.push(format!(
+            "Chromium at {} (apt-get install -y --no-install-recommends chromium)",
+            chromium_path()
+        ));
+    }
+    let python = browser_python();
+    let playwright = std::process::Command::new(&python)
+        .args(["-c", "import playwright"])
+        .output();
+    if !playwright.is_ok_and(|o| o.status.success()) {
+        missing.push(format!(
+            "Python with playwright at {python} (python3 -m venv /opt/agentic-api/browser-venv && /opt/agentic-api/browser-venv/bin/pip install playwright)"
+        ));
+    }
+    if missing.is_empty() {
+        None
+    } else {
+        Some(missing.join("; "))
+    }
+}
+
+/// A static server for the page, on another port of 127.0.0.1 (so another origin).
+async fn serve_page() -> (String, actix_web::dev::ServerHandle) {
+    let server = actix_web::HttpServer::new(|| {
+        actix_web::App::new().default_service(actix_web::web::to(|| async {
+            actix_web::HttpResponse::Ok()
+                .content_type("text/html; charset=utf-8")
+                .body(PAGE)
+        }))
+    })
+    .workers(1)
+    .bind("127.0.0.1:0")
+    .unwrap();
+    let port = server.addrs()[0].port();
+    let server = server.run();
+    let handle = server.handle();
+    actix_rt::spawn(server);
+    (format!("http://127.0.0.1:{port}"), handle)
+}
+
+/// The Playwright driver process (tests/browser/driver.py).
+struct Browser {
+    child: tokio::process::Child,
+    stdin: tokio::process::ChildStdin,
+    stdout: tokio::io::Lines<tokio::io::BufReader<tokio::process::ChildStdout>>,
+}
+
+impl Browser {
+    async fn launch() -> Browser {
+        use tokio::io::AsyncBufReadExt;
+        let mut child = tokio::process::Command::new(browser_python())
+            .arg(DRIVER)
+            .env("AGENTIC_CHROMIUM", chromium_path())
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .kill_on_drop(true)
+            .spawn()
+            .expect("the browser driver starts");
+        let stdin = child.stdin.take().unwrap();
+        let stdout = tokio::io::BufReader::new(child.stdout.take().unwrap()).lines();
+        let mut browser = Browser {
+            child,
+            stdin,
+            stdout,
+        };
+        let hello = browser.read().await;
+        assert_eq!(hello["ok"], json!(true), "browser did not start: {hello}");
+        browser
+    }
+
+    async fn read(&mut self) -> Value {
+        let line = tokio::time::timeout(Duration::from_secs(60), self.stdout.next_line())
+            .await
+            .expect("the driver answers within 60 s")
+            .unwrap()
+            .expect("the driver is still running (see its stderr above)");
+        serde_json::from_str(&line).unwrap()
+    }
+
+    async fn send(&mut self, cmd: Value) -> Value {
+        use tokio::io::AsyncWriteExt;
+        self.stdin
+            .write_all(format!("{cmd}\n").as_bytes())
+            .await
+            .unwrap();
+        self.read().await
+    }
+
+    async fn goto(&mut self, url: &str) {
+        let res = self.send(json!({"cmd": "goto", "url": url})).await;
+        assert_eq!(res["ok"], json!(true), "{res}");
+    }
+
+    async fn eval(&mut self, js: &str) -> Value {
+        let res = self.send(json!({"cmd": "eval", "js": js})).await;
+        assert_eq!(res["ok"], json!(true), "{js}: {res}");
+        res["value"].clone()
+    }
+
+    /// Waits until `js` is truthy in the page; fails with what the page saw.
+    async fn wait(&mut self, what: &str, js: &str) {
+        let res = self
+            .send(json!({"cmd": "wait", "js": js, "timeoutMs": 20_000}))
+            .await;
+        if res["ok"] != json!(true) {
+            let seen = self.eval("window.seen").await;
+            panic!(
+                "browser: {what} did not happen ({}); the page saw {seen:#}",
+                res["error"]
+            );
+        }
+    }
+
+    async fn quit(mut self) {
+        self.send(json!({"cmd": "quit"})).await;
+        let _ = self.child.wait().await;
+    }
+}
+
+/// JS: the entries the page recorded from EventSource `src` with `kind`.
+fn seen(src: &str, kind: &str) -> String {
+    format!("window.seen.filter(e => e.src === '{src}' && e.kind === '{kind}')")
+}
+
+fn messages_seen(src: &str) -> String {
+    format!(
+        "{}.filter(e => e.type === 'message.created')",
+        seen(src, "event")
+    )
+}
+
+#[actix_web::test]
+async fn a_browser_event_source_streams_cross_origin_and_resumes_by_itself_after_a_restart() {
+    if let Some(missing) = browser_missing() {
+        if std::env::var("AGENTIC_SKIP_BROWSER_TESTS").as_deref() == Ok("1") {
+            eprintln!("SKIPPED (AGENTIC_SKIP_BROWSER_TESTS=1): missing {missing}");
+            return;
+        }
+        panic!(
+            "the browser test needs {missing}. `.ci/run` installs both; set AGENTIC_SKIP_BROWSER_TESTS=1 to skip it knowingly"
+        );
+    }
+    let (page_origin, page_server) = serve_page().await;
+    let a = spawn_app_with(allow(&page_origin)).await;
+    let t = a.tenant().await;
+    let uid = a.conversation(&t, false).await;
+    a.say(&t, &uid, "m1").await;
+
+    let mut browser = Browser::launch().await;
+    browser.goto(&format!("{page_origin}/")).await;
+    assert_eq!(browser.eval("location.origin").await, json!(page_origin));
+
+    // The page mints its token itself, cross-origin, with the bearer key.
+    let minted = browser
+        .eval(&format!(
+            "mintToken({}, {}, {})",
+            json!(a.address),
+            json!(t.key),
+            json!(events_path(&uid))
+        ))
+        .await;
+    assert_eq!(minted["ok"], json!(true), "{minted}");
+    assert_eq!(minted["status"], json!(201), "{minted}");
+    // Exposed headers are readable by the page.
+    assert!(minted["requestId"].is_string(), "{minted}");
+    assert!(minted["rateLimitRemaining"].is_string(), "{minted}");
+    let token = minted["body"]["data"]["token"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let url = format!(
+        "{}{}?streamToken={token}&after=0",
+        a.address,
+        minted["body"]["data"]["stream"].as_str().unwrap()
+    );
+
+    // The native EventSource opens cross-origin: ready, the replay, then live.
+    browser
+        .eval(&format!("openStream('main', {})", json!(url)))
+        .await;
+    browser
+        .wait(
+            "ready and m1",
+            &format!("{}.length >= 1", messages_seen("main")),
+        )
+        .await;
+    a.say(&t, &uid, "m2").await;
+    browser
+        .wait("live m2", &format!("{}.length >= 2", messages_seen("main")))
+        .await;
+
+    // Drop the connection: the server shuts down (streams end with an error
+    // event, as on SIGTERM) and its port closes.
+    a.state.shutdown.cancel();
+    a.handle.stop(true).await;
+    browser
+        .wait(
+            "the drop noticed",
+            &format!("{}.length >= 1", seen("main", "error")),
+        )
+        .await;
+
+    // Meanwhile, messages are posted through another instance, which does
+    // not list the page's origin.
+    let b = spawn_on(&a.database_url, |_| {}).await;
+    b.say(&t, &uid, "m3").await;
+    b.say(&t, &uid, "m4").await;
+
+    // A new instance on the same database and the SAME port: the browser
+    // reconnects by itself and resumes after m2 with nothing lost.
+    let port = a.port;
+    let origin = page_origin.clone();
+    let c = spawn_on(&a.database_url, move |cfg| {
+        cfg.bind = format!("127.0.0.1:{port}");
+        allow(&origin)(cfg);
+    })
+    .await;
+    browser
+        .wait(
+            "the reconnect",
+            &format!("{}.length >= 4", messages_seen("main")),
+        )
+        .await;
+    c.say(&t, &uid, "m5").await;
+    browser
+        .wait(
+            "live m5 after the reconnect",
+            &format!("{}.length >= 5", messages_seen("main")),
+        )
+        .await;
+
+    let messages = browser.eval(&messages_seen("main")).await;
+    let ids: Vec<&str> = messages
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["lastEventId"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, ["1", "2", "3", "4", "5"], "no gap, no duplicate");
+    let contents: Vec<&str> = messages
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["data"]["message"]["content"].as_str().unwrap())
+        .collect();
+    assert_eq!(contents, ["m1", "m2", "m3", "m4", "m5"]);
+    // Two connections: the first from the URL's after=0, the second from
+    // the Last-Event-ID the browser sent (it wins over the URL).
+    let readies = browser
+        .eval(&format!(
+            "{}.filter(e => e.type === 'ready').map(e => e.data.after)",
+            seen("main", "event")
+        ))
+        .await;
+    assert_eq!(readies, json!([0, 2]));
+    assert_eq!(
+        browser
+            .eval(&format!("{}.length", seen("main", "open")))
+            .await,
+        json!(2)
+    );
+    // Each attempt was the SAME URL (same token); the one that resumed sent
+    // Last-Event-ID: 2 and no Authorization.
+    let requests = browser.send(json!({"cmd": "requests"})).await["value"].clone();
+    let requests = requests.as_array().unwrap();
+    assert!(requests.len() >= 2, "{requests:?}");
+    for r in requests {
+        assert_eq!(r["url"], json!(url), "{r}");
+        assert!(r["headers"].get("authorization").is_none(), "{r}");
+    }
+    assert_eq!(requests[0]["headers"].get("last-event-id"), None);
+    let last = requests.last().unwrap();
+    assert_eq!(last["headers"]["last-event-id"], json!("2"), "{last}");
+    assert_eq!(last["headers"]["origin"], json!(page_origin), "{last}");
+
+    // Without the page's origin listed, the browser refuses the page both
+    // the fetch and the stream, although the server itself would serve them.
+    let denied = browser
+        .eval(&format!(
+            "mintToken({}, {}, {})",
+            json!(b.address),
+            json!(t.key),
+            json!(events_path(&uid))
+        ))
+        .await;
+    assert_eq!(denied["ok"], json!(false), "{denied}");
+    let b_token = token_for(&b, &t, &uid).await;
+    let b_url = format!("{}{}&after=0", b.address, with_token(&uid, &b_token));
+    assert!(
+        open_stream(&b.address, &with_token(&uid, &b_token), &[])
+            .await
+            .is_ok()
+    );
+    browser
+        .eval(&format!("openStream('denied', {})", json!(b_url)))
+        .await;
+    browser
+        .wait(
+            "the stream refused by the browser",
+            &format!("{}.some(e => e.readyState === 2)", seen("denied", "error")),
+        )
+        .await;
+    assert_eq!(
+        browser
+            .eval(&format!("{}.length", seen("denied", "event")))
+            .await,
+        json!(0)
+    );
+
+    browser.quit().await;
+    page_server.stop(true).await;
+}
