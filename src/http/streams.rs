@@ -58,3 +58,22 @@ impl KnownStream {
         }
     }
 }
+
+/// Documents the stream-token alternative to the bearer credential on every
+/// known stream route (`?streamToken=`, minted by `POST /api/v2/auth/stream-tokens`).
+pub fn document(doc: &mut serde_json::Value) {
+    doc["components"]["securitySchemes"]["streamToken"] = serde_json::json!({
+        "type": "apiKey",
+        "in": "query",
+        "name": crate::http::auth::STREAM_TOKEN_PARAM,
+        "description": "A stream token from POST /api/v2/auth/stream-tokens, for clients that \
+            cannot send headers (a browser's EventSource). Valid for the one stream path it \
+            was minted for, until it expires (reconnects may reuse it). A bearer credential, \
+            if sent, wins.",
+    });
+    let path = format!("{CONVERSATIONS}{{conversationUid}}{EVENTS}");
+    let op = &mut doc["paths"][path.as_str()]["get"];
+    if op.is_object() {
+        op["security"] = serde_json::json!([{ "bearer": [] }, { "streamToken": [] }]);
+    }
+}

@@ -1020,3 +1020,24 @@ async fn a_browser_event_source_streams_cross_origin_and_resumes_by_itself_after
     browser.quit().await;
     page_server.stop(true).await;
 }
+
+#[actix_web::test]
+async fn the_openapi_document_describes_stream_tokens() {
+    let app = spawn_app().await;
+    let res = app
+        .request(Method::GET, "/api/v2/openapi.json", None, None)
+        .await;
+    let doc = &res.body;
+    assert!(
+        doc["paths"]["/api/v2/auth/stream-tokens"]["post"].is_object(),
+        "{doc}"
+    );
+    assert_eq!(
+        doc["components"]["securitySchemes"]["streamToken"]["in"],
+        json!("query")
+    );
+    assert_eq!(
+        doc["paths"]["/api/v2/assistant/conversations/{conversationUid}/events"]["get"]["security"],
+        json!([{ "bearer": [] }, { "streamToken": [] }])
+    );
+}
