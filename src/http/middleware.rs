@@ -99,8 +99,12 @@ fn split_stream_token(uri: &Uri) -> Option<(String, Uri)> {
     let path_and_query = format!("{}?{}", uri.path(), kept.join("&"));
     let mut parts = uri.clone().into_parts();
     parts.path_and_query = PathAndQuery::try_from(path_and_query).ok();
-    let uri = Uri::from_parts(parts).ok()?;
-    Some((token, uri))
+    // Unreachable in practice (the pieces came from a valid URI); if it
+    // were, the whole query goes rather than the token staying.
+    let redacted = Uri::from_parts(parts)
+        .ok()
+        .or_else(|| Uri::try_from(uri.path()).ok())?;
+    Some((token, redacted))
 }
 
 const REDACTED_STREAM_TOKEN: &str = "streamToken=redacted";
@@ -162,4 +166,26 @@ pub fn envelope_errors<B: MessageBody + 'static>(
     Ok(ErrorHandlerResponse::Response(
         ServiceResponse::new(req, new).map_into_right_body(),
     ))
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stream_tokens_are_taken_out_of_the_query_and_every_copy_redacted() {
+        let uri: Uri = "/s/events?after=0&streamToken=sst_a%5Fb&x=1&stream%54oken=other"
+            .parse()
+            .unwrap();
+        let (token, redacted) = split_stream_token(&uri).unwrap();
+        assert_eq!(token, "sst_a_b");
+        assert_eq!(
+            redacted.to_string(),
+            "/s/events?after=0&streamToken=redacted&x=1&streamToken=redacted"
+        );
+        let plain: Uri = "/s/events?after=0&streamTokens=1".parse().unwrap();
+        assert!(split_stream_token(&plain).is_none());
+        assert!(split_stream_token(&"/s/events".parse().unwrap()).is_none());
+    }
 }
