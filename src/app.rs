@@ -18,7 +18,7 @@ use crate::config::Config;
 use crate::error::ApiError;
 use crate::http::fallback::{self, RouteTable};
 use crate::http::json::{BodyLimit, DEFAULT_BODY_LIMIT};
-use crate::http::middleware;
+use crate::http::{cors, middleware};
 use crate::openapi::{ApiDoc, OpenApiJson};
 use crate::state::AppState;
 use crate::{auth, buyer, conversations, health, openapi};
@@ -44,6 +44,7 @@ pub fn openapi_document() -> utoipa::openapi::OpenApi {
     match serde_json::to_value(&doc) {
         Ok(mut value) => {
             buyer::advertisers::openapi::document(&mut value);
+            crate::http::streams::document(&mut value);
             // Creating a conversation takes an optional body.
             value["paths"]["/api/v2/assistant/conversations"]["post"]["requestBody"]["required"] =
                 serde_json::Value::Bool(false);
@@ -88,6 +89,7 @@ impl Application {
             }
         });
 
+        let cors_origins = state.config.cors_origins.clone();
         let server = HttpServer::new(move || {
             App::new()
                 .app_data(data.clone())
@@ -108,9 +110,12 @@ impl Application {
                         .error_handler(|e, _| ApiError::invalid("", e.to_string()).into()),
                 )
                 .wrap(from_fn(middleware::rate_limit))
+                .wrap(cors::cors(&cors_origins))
+                .wrap(from_fn(cors::only_for_allowed_origins))
                 .wrap(ErrorHandlers::new().default_handler(middleware::envelope_errors))
                 .wrap(from_fn(middleware::request_id))
                 .wrap(TracingLogger::default())
+                .wrap(from_fn(middleware::redact_stream_token))
                 .into_utoipa_app()
                 .configure(health::configure)
                 .service(scope("/api/v2").configure(api_v2))

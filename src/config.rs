@@ -3,6 +3,7 @@
 
 use clap::{ArgAction, Args};
 
+use crate::http::cors::AllowedOrigins;
 use crate::types::UrlPolicy;
 
 #[derive(Args, Debug, Clone)]
@@ -48,6 +49,11 @@ pub struct Config {
     #[arg(long, env = "AGENTIC_CARRIER_URL", global = true)]
     pub carrier_url: Option<String>,
 
+    /// Origins allowed cross-origin (CORS) access, comma-separated exact
+    /// origins such as `https://app.example.com`; empty means none.
+    #[arg(long, env = "AGENTIC_CORS_ORIGINS", default_value = "", global = true)]
+    pub cors_origins: AllowedOrigins,
+
     /// tracing filter, e.g. `info` or `agentic_api=debug`.
     #[arg(long, env = "AGENTIC_LOG", default_value = "info", global = true)]
     pub log: String,
@@ -60,7 +66,13 @@ pub struct Config {
     /// shorten it); three missed beats reconnect it.
     #[arg(skip = crate::bus::DEFAULT_HEARTBEAT)]
     pub bus_heartbeat: std::time::Duration,
+    /// Lifetime of stream tokens; not part of the operator contract (tests shorten it).
+    #[arg(skip = DEFAULT_STREAM_TOKEN_TTL)]
+    pub stream_token_ttl: std::time::Duration,
 }
+
+/// Stream tokens (for `EventSource`, which cannot send headers) live this long.
+pub const DEFAULT_STREAM_TOKEN_TTL: std::time::Duration = std::time::Duration::from_secs(300);
 
 /// Timings and bounds of conversation rooms and their streams.
 #[derive(Debug, Clone)]
@@ -106,9 +118,11 @@ impl Config {
             rate_limit_per_minute: 100,
             auth_rate_limit: 40,
             carrier_url: None,
+            cors_origins: AllowedOrigins::none(),
             log: "info".into(),
             rooms: RoomTuning::default(),
             bus_heartbeat: crate::bus::DEFAULT_HEARTBEAT,
+            stream_token_ttl: DEFAULT_STREAM_TOKEN_TTL,
         }
     }
 

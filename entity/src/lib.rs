@@ -12,4 +12,5 @@ pub mod conversation_presence;
 pub mod conversation_settings;
 pub mod phone_line;
 pub mod storefront;
+pub mod stream_token;
 pub mod user;

@@ -10,6 +10,8 @@ use subtle::ConstantTimeEq;
 const ALPHABET: &[u8] = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
 pub const PREFIX_LEN: usize = 12;
 pub const SECRET_LEN: usize = 40;
+/// API keys are `agk_<prefix>_<secret>`.
+pub const API_KEY_TAG: &str = "agk";
 
 pub struct NewKey {
     pub key: String,
@@ -25,8 +27,13 @@ fn random_base62(n: usize) -> String {
 }
 
 pub fn generate() -> NewKey {
+    generate_tagged(API_KEY_TAG)
+}
+
+/// A new credential `<tag>_<prefix>_<secret>`, same shape as an API key.
+pub fn generate_tagged(tag: &str) -> NewKey {
     let prefix = random_base62(PREFIX_LEN);
-    let key = format!("agk_{prefix}_{}", random_base62(SECRET_LEN));
+    let key = format!("{tag}_{prefix}_{}", random_base62(SECRET_LEN));
     let hash = hash_hex(&key);
     NewKey { key, prefix, hash }
 }
@@ -37,7 +44,12 @@ pub fn hash_hex(key: &str) -> String {
 
 /// The prefix of a well-formed key, or `None` for anything else.
 pub fn prefix_of(token: &str) -> Option<&str> {
-    let rest = token.strip_prefix("agk_")?;
+    prefix_of_tagged(API_KEY_TAG, token)
+}
+
+/// The prefix of a well-formed `<tag>_<prefix>_<secret>` credential.
+pub fn prefix_of_tagged<'a>(tag: &str, token: &'a str) -> Option<&'a str> {
+    let rest = token.strip_prefix(tag)?.strip_prefix('_')?;
     let (prefix, secret) = rest.split_once('_')?;
     let ok = |s: &str, n: usize| s.len() == n && s.bytes().all(|b| b.is_ascii_alphanumeric());
     (ok(prefix, PREFIX_LEN) && ok(secret, SECRET_LEN)).then_some(prefix)

@@ -6,6 +6,7 @@ pub mod events;
 pub mod keys;
 pub mod routes;
 pub mod service;
+pub mod stream_tokens;
 pub mod tenancy;
 
 pub use caller::{AccountInfo, CallerInfo, UserInfo};

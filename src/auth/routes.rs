@@ -1,7 +1,7 @@
 //! Caller-facing auth routes: `GET/PATCH /api/v2/me` so integrators can check
 //! a key, and the caller's own API keys (list, revoke).
 
-use actix_web::{HttpResponse, delete, get, patch, web};
+use actix_web::{HttpResponse, delete, get, patch, post, web};
 use chrono::{DateTime, Utc};
 use sea_orm::{
     ActiveModelTrait, ColumnTrait, EntityTrait, IntoActiveModel, PaginatorTrait, QueryFilter,
@@ -13,9 +13,10 @@ use utoipa_actix_web::service_config::ServiceConfig;
 
 use entity::{api_key, user};
 
-use crate::auth::{AccountInfo, UserInfo};
+use crate::auth::{AccountInfo, UserInfo, stream_tokens};
 use crate::error::{ApiError, ApiResult};
 use crate::http::auth::Writer;
+use crate::http::streams::KnownStream;
 use crate::http::{ApiJson, Caller, Envelope, ErrorEnvelope, ListEnvelope, Page, envelope};
 use crate::state::AppState;
 use crate::types::Permission;
@@ -24,7 +25,8 @@ pub fn configure(cfg: &mut ServiceConfig) {
     cfg.service(me)
         .service(update_me)
         .service(list_api_keys)
-        .service(revoke_api_key);
+        .service(revoke_api_key)
+        .service(create_stream_token);
 }
 
 #[derive(Serialize, ToSchema)]
@@ -204,5 +206,59 @@ pub async fn revoke_api_key(
         .await;
     Ok(envelope::ok(RevokedOut {
         api_key: row.into(),
+    }))
+}
+
+#[derive(Deserialize, ToSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct StreamTokenIn {
+    /// The path of the event stream to open, e.g.
+    /// `/api/v2/assistant/conversations/{conversationUid}/events`.
+    #[schema(
+        example = "/api/v2/assistant/conversations/8f14e45f-ceea-467f-a0e6-3b5f1c2b7c1d/events"
+    )]
+    pub stream: String,
+}
+
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct StreamTokenOut {
+    /// Shown once. Pass it as `?streamToken=...` on the stream URL.
+    pub token: String,
+    pub expires_at: DateTime<Utc>,
+    /// The canonical stream path the token opens (and nothing else).
+    pub stream: String,
+}
+
+/// Mint a short-lived token that opens one event stream without an
+/// `Authorization` header (for a browser's `EventSource`). It acts as the
+/// calling API key, only on that stream path, until it expires; reconnects
+/// of the same stream may reuse it.
+#[utoipa::path(
+    tag = "auth",
+    security(("bearer" = [])),
+    request_body = StreamTokenIn,
+    responses(
+        (status = 201, body = Envelope<StreamTokenOut>),
+        (status = 400, body = ErrorEnvelope, description = "not the path of a known event stream"),
+        (status = 401, body = ErrorEnvelope),
+        (status = 404, body = ErrorEnvelope, description = "the stream is not visible to the caller"),
+    )
+)]
+#[post("/auth/stream-tokens")]
+pub async fn create_stream_token(
+    state: web::Data<AppState>,
+    caller: Caller,
+    body: ApiJson<StreamTokenIn>,
+) -> ApiResult<HttpResponse> {
+    let stream = KnownStream::parse(&body.0.stream)?;
+    stream.check_readable(&state, &caller).await?;
+    let path = stream.path();
+    let issued =
+        stream_tokens::issue(&state.db, &caller, &path, state.config.stream_token_ttl).await?;
+    Ok(envelope::created(StreamTokenOut {
+        token: issued.token,
+        expires_at: issued.expires_at,
+        stream: path,
     }))
 }

@@ -95,6 +95,28 @@ impl AuthService {
             .await
             .map_err(|e: Arc<ApiError>| ApiError::internal(e))
     }
+    /// The caller behind an API key id (for credentials derived from a key,
+    /// such as stream tokens): `None` once the key is revoked or its user or
+    /// account is gone. Cached like a bearer key, and invalidated with it.
+    pub async fn authenticate_api_key(
+        &self,
+        api_key_id: i64,
+    ) -> Result<Option<Arc<CallerInfo>>, ApiError> {
+        let db = self.db.clone();
+        self.cache
+            .try_get_with(format!("key-id:{api_key_id}"), async move {
+                let key = api_key::Entity::find_by_id(api_key_id)
+                    .filter(api_key::Column::RevokedAt.is_null())
+                    .one(&db)
+                    .await?;
+                match key {
+                    Some(key) => resolve(&db, key).await,
+                    None => Ok(None),
+                }
+            })
+            .await
+            .map_err(|e: Arc<ApiError>| ApiError::internal(e))
+    }
 }
 
 /// Of `key_ids`, those still valid: not revoked, and their user still in
@@ -144,6 +166,14 @@ async fn lookup(
     if !keys::hashes_match(&key.key_hash, hash) {
         return Ok(None);
     }
+    resolve(db, key).await
+}
+
+/// The caller behind a live key row: its user, account and permissions.
+async fn resolve(
+    db: &DatabaseConnection,
+    key: api_key::Model,
+) -> Result<Option<Arc<CallerInfo>>, ApiError> {
     let Some(u) = user::Entity::find_by_id(key.user_id).one(db).await? else {
         return Ok(None);
     };

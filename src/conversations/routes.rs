@@ -9,7 +9,7 @@ use utoipa_actix_web::service_config::ServiceConfig;
 use super::model::ConversationUid;
 use super::{service, stream};
 use crate::error::{ApiError, ApiResult};
-use crate::http::{ApiQuery, Caller, ErrorEnvelope};
+use crate::http::{ApiQuery, ErrorEnvelope, StreamCaller};
 use crate::sse::{self, Frame};
 use crate::state::AppState;
 
@@ -55,7 +55,7 @@ fn parse_cursor(raw: &str, field: &str) -> Result<i64, ApiError> {
 pub async fn conversation_events(
     req: HttpRequest,
     state: web::Data<AppState>,
-    caller: Caller,
+    caller: StreamCaller,
     path: web::Path<String>,
     query: ApiQuery<EventsQuery>,
 ) -> ApiResult<HttpResponse> {

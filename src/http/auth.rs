@@ -1,4 +1,6 @@
-//! The bearer-credential extractor: yields the authenticated caller.
+//! Credential extractors: `Caller` (a bearer credential) and
+//! `StreamCaller` (a bearer credential, or a stream token in the URL for
+//! clients that cannot send headers, such as a browser's `EventSource`).
 
 use std::sync::Arc;
 
@@ -7,7 +9,9 @@ use actix_web::{FromRequest, HttpRequest, dev::Payload, web};
 use futures_util::future::LocalBoxFuture;
 
 use crate::auth::caller::CallerInfo;
+use crate::auth::stream_tokens;
 use crate::error::ApiError;
+use crate::http::streams::KnownStream;
 use crate::state::AppState;
 
 /// Cheap to clone; shared with the auth cache.
@@ -76,6 +80,68 @@ impl FromRequest for Writer {
             let caller = caller.await?;
             crate::ops::authorize(&caller, crate::ops::Access::Write)?;
             Ok(Writer(caller))
+        })
+    }
+}
+
+/// The query parameter that carries a stream token.
+pub const STREAM_TOKEN_PARAM: &str = "streamToken";
+
+/// A stream token taken out of the request URI by
+/// `middleware::redact_stream_token` (so no log line ever sees it).
+#[derive(Debug, Clone)]
+pub struct StreamTokenParam(pub String);
+
+/// The caller of an event stream: from `Authorization: Bearer` if present
+/// (it wins), else from a `streamToken` query parameter minted for exactly
+/// this stream path. The token's API key is re-resolved through the auth
+/// service, so a revoked key or a removed user is refused like a bearer key.
+#[derive(Debug, Clone)]
+pub struct StreamCaller(pub Caller);
+
+impl std::ops::Deref for StreamCaller {
+    type Target = CallerInfo;
+    fn deref(&self) -> &CallerInfo {
+        &self.0
+    }
+}
+
+impl FromRequest for StreamCaller {
+    type Error = ApiError;
+    type Future = LocalBoxFuture<'static, Result<Self, ApiError>>;
+
+    fn from_request(req: &HttpRequest, payload: &mut Payload) -> Self::Future {
+        if req.headers().contains_key(header::AUTHORIZATION) {
+            let bearer = Caller::from_request(req, payload);
+            return Box::pin(async move { bearer.await.map(StreamCaller) });
+        }
+        use actix_web::HttpMessage;
+        let token = req
+            .extensions()
+            .get::<StreamTokenParam>()
+            .map(|t| t.0.clone());
+        // Compared in canonical form when the path is a known stream.
+        let path = KnownStream::parse(req.path())
+            .map(|s| s.path())
+            .unwrap_or_else(|_| req.path().to_string());
+        let state = req.app_data::<web::Data<AppState>>().cloned();
+        Box::pin(async move {
+            let token = token.filter(|t| !t.is_empty()).ok_or_else(|| {
+                ApiError::Unauthorized(format!(
+                    "missing bearer token or {STREAM_TOKEN_PARAM} query parameter"
+                ))
+            })?;
+            let state = state.ok_or_else(|| ApiError::internal("app state missing"))?;
+            let grant = stream_tokens::redeem(&state.db, &token, &path)
+                .await?
+                .map_err(|refusal| ApiError::Unauthorized(refusal.message().into()))?;
+            state
+                .auth
+                .authenticate_api_key(grant.api_key_id)
+                .await?
+                .filter(|caller| caller.user.id == grant.user_id)
+                .map(|caller| StreamCaller(Caller(caller)))
+                .ok_or_else(|| ApiError::Unauthorized("invalid or revoked token".into()))
         })
     }
 }

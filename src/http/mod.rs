@@ -1,6 +1,7 @@
 //! HTTP plumbing shared by every domain: envelope, extractors, middleware.
 
 pub mod auth;
+pub mod cors;
 pub mod envelope;
 pub mod fallback;
 pub mod json;
@@ -9,8 +10,9 @@ pub mod operations;
 pub mod pagination;
 pub mod query;
 pub mod rate_limit;
+pub mod streams;
 
-pub use auth::Caller;
+pub use auth::{Caller, StreamCaller};
 pub use envelope::{Envelope, ErrorEnvelope, ListEnvelope, ListMeta, PaginationMeta};
 pub use json::{ApiJson, OptionalJson};
 pub use pagination::Page;

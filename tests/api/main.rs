@@ -6,6 +6,7 @@ mod helpers;
 
 mod advertisers;
 mod auth;
+mod browser;
 mod cli;
 mod conventions;
 mod conversations;

@@ -11,6 +11,13 @@ use agentic_api::ops::{Access, registry};
 
 use crate::helpers::*;
 
+/// Write-verb routes that only read, so read-only keys may use them. A
+/// route missing here is expected to refuse read-only keys.
+const READS_DESPITE_THE_VERB: &[(&str, &str)] = &[(
+    "post",
+    "/api/v2/auth/stream-tokens", // a token to open a stream the key can already read
+)];
+
 /// Each documented write route of `/api/v2`, with its path parameters
 /// filled from `ids`.
 fn write_routes(doc: &Value, ids: &[(&str, String)]) -> Vec<(Method, String)> {
@@ -20,7 +27,9 @@ fn write_routes(doc: &Value, ids: &[(&str, String)]) -> Vec<(Method, String)> {
             continue;
         }
         for method in ["post", "put", "patch", "delete"] {
-            if item.get(method).is_none() {
+            if item.get(method).is_none()
+                || READS_DESPITE_THE_VERB.contains(&(method, path.as_str()))
+            {
                 continue;
             }
             let mut concrete = path.clone();
