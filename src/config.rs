@@ -52,6 +52,11 @@ pub struct Config {
     #[arg(long, env = "AGENTIC_LOG", default_value = "info", global = true)]
     pub log: String,
 
+    /// Serve Prometheus metrics at `/metrics` (unauthenticated: keep it off the public edge).
+    #[arg(long, env = "AGENTIC_METRICS", default_value_t = true, action = ArgAction::Set,
+          value_parser = clap::builder::BoolishValueParser::new(), global = true)]
+    pub metrics: bool,
+
     /// Room stream tuning; not part of the operator contract (tests shorten it).
     #[arg(skip)]
     pub rooms: RoomTuning,
@@ -98,6 +103,7 @@ impl Config {
             auth_rate_limit: 40,
             carrier_url: None,
             log: "info".into(),
+            metrics: true,
             rooms: RoomTuning::default(),
         }
     }

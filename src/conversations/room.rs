@@ -292,6 +292,7 @@ impl Actor for Room {
     type Context = Context<Self>;
 
     fn started(&mut self, ctx: &mut Context<Self>) {
+        crate::metrics::room_opened();
         let me = ctx.address().downgrade();
         presence::spawn_writer(
             self.db.clone(),
@@ -315,6 +316,7 @@ impl Actor for Room {
     }
 
     fn stopped(&mut self, ctx: &mut Context<Self>) {
+        crate::metrics::room_closed();
         if let Some(registry) = self.registry.upgrade() {
             registry.forget(&self.uid, &ctx.address());
         }

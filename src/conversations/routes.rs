@@ -333,6 +333,9 @@ pub async fn conversation_events(
         sub,
         state.shutdown.clone(),
     );
+    // Counted as open until the stream is dropped, however it ends.
+    let open = crate::metrics::stream_opened("conversation");
+    let events = futures_util::StreamExt::map(events, move |ev| (&open, ev).1);
     let mut res = Sse::from_stream(events)
         .respond_to(&req)
         .map_into_boxed_body();

@@ -9,6 +9,7 @@ mod auth;
 mod cli;
 mod conventions;
 mod conversations;
+mod metrics;
 mod multi_instance;
 mod openapi;
 mod rate_limits;
