@@ -21,6 +21,7 @@ use crate::http::json::{BodyLimit, DEFAULT_BODY_LIMIT};
 use crate::http::middleware;
 use crate::openapi::{ApiDoc, OpenApiJson};
 use crate::state::AppState;
+use crate::telemetry::RequestSpan;
 use crate::{auth, buyer, conversations, health, openapi};
 
 /// Every route under `/api/v2`, domain by domain.
@@ -112,7 +113,7 @@ impl Application {
                 .wrap(ErrorHandlers::new().default_handler(middleware::envelope_errors))
                 .wrap(from_fn(middleware::request_id))
                 .wrap(Condition::new(metrics_on, from_fn(crate::metrics::track)))
-                .wrap(TracingLogger::default())
+                .wrap(TracingLogger::<RequestSpan>::new())
                 .into_utoipa_app()
                 .configure(health::configure)
                 .service(scope("/api/v2").configure(api_v2))

@@ -52,6 +52,16 @@ pub struct Config {
     #[arg(long, env = "AGENTIC_LOG", default_value = "info", global = true)]
     pub log: String,
 
+    /// Log format on stderr: `text` (colour only at a terminal) or `json` (one object per line).
+    #[arg(
+        long,
+        env = "AGENTIC_LOG_FORMAT",
+        value_enum,
+        default_value_t,
+        global = true
+    )]
+    pub log_format: crate::telemetry::LogFormat,
+
     /// Serve Prometheus metrics at `/metrics` (unauthenticated: keep it off the public edge).
     #[arg(long, env = "AGENTIC_METRICS", default_value_t = true, action = ArgAction::Set,
           value_parser = clap::builder::BoolishValueParser::new(), global = true)]
@@ -103,6 +113,7 @@ impl Config {
             auth_rate_limit: 40,
             carrier_url: None,
             log: "info".into(),
+            log_format: Default::default(),
             metrics: true,
             rooms: RoomTuning::default(),
         }

@@ -9,6 +9,7 @@ mod auth;
 mod cli;
 mod conventions;
 mod conversations;
+mod logs;
 mod metrics;
 mod multi_instance;
 mod openapi;
