@@ -44,6 +44,12 @@ pub struct Config {
           value_parser = clap::value_parser!(u32).range(1..), global = true)]
     pub auth_rate_limit: u32,
 
+    /// Comma-separated CIDRs or addresses of load balancers whose `Forwarded` /
+    /// `X-Forwarded-For` headers name the client (for rate limits); none by default.
+    #[arg(long, env = "AGENTIC_TRUSTED_PROXIES", default_value = "",
+          value_parser = crate::http::client_ip::parse_trusted_proxies, global = true)]
+    pub trusted_proxies: crate::http::client_ip::TrustedProxies,
+
     /// Base URL of the carrier's HTTP API; unset means the built-in simulated carrier.
     #[arg(long, env = "AGENTIC_CARRIER_URL", global = true)]
     pub carrier_url: Option<String>,
@@ -111,6 +117,7 @@ impl Config {
             allow_insecure_urls: false,
             rate_limit_per_minute: 100,
             auth_rate_limit: 40,
+            trusted_proxies: Default::default(),
             carrier_url: None,
             log: "info".into(),
             log_format: Default::default(),

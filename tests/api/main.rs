@@ -7,6 +7,7 @@ mod helpers;
 mod advertisers;
 mod auth;
 mod cli;
+mod client_ip;
 mod conventions;
 mod conversations;
 mod logs;
