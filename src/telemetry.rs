@@ -3,12 +3,16 @@
 
 use std::io::IsTerminal;
 
-use actix_web::Error;
 use actix_web::body::MessageBody;
 use actix_web::dev::{ServiceRequest, ServiceResponse};
+use actix_web::http::header;
+use actix_web::{Error, HttpMessage, web};
 use tracing::Span;
-use tracing_actix_web::{DefaultRootSpanBuilder, RootSpanBuilder};
+use tracing_actix_web::{DefaultRootSpanBuilder, RequestId, RootSpanBuilder};
 use tracing_subscriber::EnvFilter;
+
+use crate::http::client_ip::client_ip;
+use crate::state::AppState;
 
 /// `AGENTIC_LOG_FORMAT`: human-readable lines, or one JSON object per line.
 #[derive(clap::ValueEnum, Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -45,8 +49,50 @@ pub fn init(filter: &str, format: LogFormat) {
 pub struct RequestSpan;
 
 impl RootSpanBuilder for RequestSpan {
+    /// The default span's fields, except `http.client_ip`: the default takes
+    /// the left-most `Forwarded`/`X-Forwarded-For` entry from anyone, which
+    /// a client can spoof. Ours is the address rate limits use.
     fn on_request_start(request: &ServiceRequest) -> Span {
-        DefaultRootSpanBuilder::on_request_start(request)
+        let method = request.method().as_str();
+        let route = request.match_pattern();
+        let route = route.as_deref().unwrap_or("default");
+        let request_id = request
+            .extensions()
+            .get::<RequestId>()
+            .map(ToString::to_string)
+            .unwrap_or_default();
+        let client = request.peer_addr().map(|peer| {
+            let state = request.app_data::<web::Data<AppState>>();
+            match state {
+                Some(state) => {
+                    client_ip(&state.config.trusted_proxies, peer.ip(), request.headers())
+                }
+                None => peer.ip(),
+            }
+        });
+        let info = request.connection_info();
+        tracing::info_span!(
+            "HTTP request",
+            http.method = %method,
+            http.route = %route,
+            http.flavor = ?request.version(),
+            http.scheme = %info.scheme(),
+            http.host = %info.host(),
+            http.client_ip = %client.map(|ip| ip.to_string()).unwrap_or_default(),
+            http.user_agent = %request
+                .headers()
+                .get(header::USER_AGENT)
+                .and_then(|v| v.to_str().ok())
+                .unwrap_or(""),
+            http.target = %request.uri().path_and_query().map(|p| p.as_str()).unwrap_or(""),
+            http.status_code = tracing::field::Empty,
+            otel.name = %format!("{method} {route}"),
+            otel.kind = "server",
+            otel.status_code = tracing::field::Empty,
+            request_id = %request_id,
+            exception.message = tracing::field::Empty,
+            exception.details = tracing::field::Empty,
+        )
     }
 
     fn on_request_end<B: MessageBody>(span: Span, outcome: &Result<ServiceResponse<B>, Error>) {

@@ -8,7 +8,8 @@ use serde_json::Value;
 use crate::helpers::*;
 use crate::metrics::serve;
 
-/// Serves with `format`, sends a 404 and a 401, stops; returns stderr.
+/// Serves with `format`, sends a 404 (with a spoofed `X-Forwarded-For`)
+/// and a 401, stops; returns stderr.
 async fn stderr_after_client_errors(format: &str) -> String {
     let (db, _dir) = fresh_database().await;
     let mut served = serve(
@@ -24,6 +25,8 @@ async fn stderr_after_client_errors(format: &str) -> String {
     let base = served.base.clone();
     let res = client
         .get(format!("{base}/api/v2/no-such-route"))
+        // Spoofed: the peer is no trusted proxy, so logs must not believe it.
+        .insert_header(("x-forwarded-for", "203.0.113.9"))
         .send()
         .await
         .unwrap();
@@ -57,6 +60,16 @@ async fn text_logs_have_no_colour_off_a_terminal_and_client_errors_stay_below_wa
     assert_eq!(rejected.len(), 2, "{text}");
     assert!(rejected.iter().all(|l| l.contains("DEBUG")), "{text}");
     assert!(rejected.iter().any(|l| l.contains("status=404")), "{text}");
+    assert!(
+        rejected
+            .iter()
+            .all(|l| l.contains("http.client_ip=127.0.0.1 ")),
+        "{text}"
+    );
+    assert!(
+        !text.contains("203.0.113.9"),
+        "spoofed address logged: {text}"
+    );
     assert!(rejected.iter().any(|l| l.contains("status=401")), "{text}");
     for line in text.lines() {
         assert!(
@@ -91,4 +104,9 @@ async fn json_logs_are_one_object_per_line() {
     );
     // The request span travels with it (request id, route).
     assert!(not_found["span"]["request_id"].is_string(), "{not_found}");
+    assert_eq!(
+        not_found["span"]["http.client_ip"], "127.0.0.1",
+        "{not_found}"
+    );
+    assert_eq!(not_found["span"]["http.route"], "default", "{not_found}");
 }
