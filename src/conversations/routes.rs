@@ -335,7 +335,10 @@ pub async fn conversation_events(
     );
     // Counted as open until the stream is dropped, however it ends.
     let open = crate::metrics::stream_opened("conversation");
-    let events = futures_util::StreamExt::map(events, move |ev| (&open, ev).1);
+    let events = futures_util::StreamExt::map(events, move |ev| {
+        let _held_by_the_stream = &open;
+        ev
+    });
     let mut res = Sse::from_stream(events)
         .respond_to(&req)
         .map_into_boxed_body();
