@@ -5,7 +5,7 @@ use std::net::TcpListener;
 use std::time::Duration;
 
 use actix_web::dev::{Server, ServerHandle};
-use actix_web::middleware::{ErrorHandlers, from_fn};
+use actix_web::middleware::{Condition, ErrorHandlers, from_fn};
 use actix_web::{App, HttpServer, web};
 use anyhow::Context;
 use sea_orm::DatabaseConnection;
@@ -21,6 +21,7 @@ use crate::http::json::{BodyLimit, DEFAULT_BODY_LIMIT};
 use crate::http::{cors, middleware};
 use crate::openapi::{ApiDoc, OpenApiJson};
 use crate::state::AppState;
+use crate::telemetry::RequestSpan;
 use crate::{auth, buyer, conversations, health, openapi};
 
 /// Every route under `/api/v2`, domain by domain.
@@ -77,6 +78,7 @@ impl Application {
         let table = web::Data::new(RouteTable::from_openapi(&doc));
         let doc = web::Data::new(OpenApiJson(serde_json::to_vec(&doc)?));
         let data = web::Data::new(state.clone());
+        let metrics_on = state.config.metrics && crate::metrics::install().is_some();
 
         state.bus.start_listener(state.shutdown.clone());
         let limits = state.limits.clone();
@@ -114,11 +116,20 @@ impl Application {
                 .wrap(from_fn(cors::only_for_allowed_origins))
                 .wrap(ErrorHandlers::new().default_handler(middleware::envelope_errors))
                 .wrap(from_fn(middleware::request_id))
-                .wrap(TracingLogger::default())
+                .wrap(Condition::new(metrics_on, from_fn(crate::metrics::track)))
+                .wrap(TracingLogger::<RequestSpan>::new())
                 .wrap(from_fn(middleware::redact_stream_token))
                 .into_utoipa_app()
                 .configure(health::configure)
                 .service(scope("/api/v2").configure(api_v2))
+                .map(|app| {
+                    // Not in the OpenAPI document: an operator endpoint, not the API.
+                    app.configure(|cfg| {
+                        if metrics_on {
+                            cfg.route("/metrics", web::get().to(crate::metrics::scrape));
+                        }
+                    })
+                })
                 .default_service(web::to(fallback::not_found))
                 .into_app()
         })

@@ -45,6 +45,12 @@ pub struct Config {
           value_parser = clap::value_parser!(u32).range(1..), global = true)]
     pub auth_rate_limit: u32,
 
+    /// Comma-separated CIDRs or addresses of load balancers whose `Forwarded` /
+    /// `X-Forwarded-For` headers name the client (for rate limits); none by default.
+    #[arg(long, env = "AGENTIC_TRUSTED_PROXIES", default_value = "",
+          value_parser = crate::http::client_ip::parse_trusted_proxies, global = true)]
+    pub trusted_proxies: crate::http::client_ip::TrustedProxies,
+
     /// Base URL of the carrier's HTTP API; unset means the built-in simulated carrier.
     #[arg(long, env = "AGENTIC_CARRIER_URL", global = true)]
     pub carrier_url: Option<String>,
@@ -57,6 +63,21 @@ pub struct Config {
     /// tracing filter, e.g. `info` or `agentic_api=debug`.
     #[arg(long, env = "AGENTIC_LOG", default_value = "info", global = true)]
     pub log: String,
+
+    /// Log format on stderr: `text` (colour only at a terminal) or `json` (one object per line).
+    #[arg(
+        long,
+        env = "AGENTIC_LOG_FORMAT",
+        value_enum,
+        default_value_t,
+        global = true
+    )]
+    pub log_format: crate::telemetry::LogFormat,
+
+    /// Serve Prometheus metrics at `/metrics` (unauthenticated: keep it off the public edge).
+    #[arg(long, env = "AGENTIC_METRICS", default_value_t = true, action = ArgAction::Set,
+          value_parser = clap::builder::BoolishValueParser::new(), global = true)]
+    pub metrics: bool,
 
     /// Room stream tuning; not part of the operator contract (tests shorten it).
     #[arg(skip)]
@@ -117,9 +138,12 @@ impl Config {
             allow_insecure_urls: false,
             rate_limit_per_minute: 100,
             auth_rate_limit: 40,
+            trusted_proxies: Default::default(),
             carrier_url: None,
             cors_origins: AllowedOrigins::none(),
             log: "info".into(),
+            log_format: Default::default(),
+            metrics: true,
             rooms: RoomTuning::default(),
             bus_heartbeat: crate::bus::DEFAULT_HEARTBEAT,
             stream_token_ttl: DEFAULT_STREAM_TOKEN_TTL,

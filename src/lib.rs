@@ -13,6 +13,7 @@ pub mod demo;
 pub mod error;
 pub mod health;
 pub mod http;
+pub mod metrics;
 pub mod openapi;
 pub mod ops;
 pub mod sse;

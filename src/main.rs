@@ -8,7 +8,7 @@ use agentic_api::{Application, admin, db, demo, telemetry};
 #[actix_web::main]
 async fn main() -> ExitCode {
     let cli = Cli::parse();
-    telemetry::init(&cli.config.log);
+    telemetry::init(&cli.config.log, cli.config.log_format);
     match run(cli).await {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {

@@ -173,8 +173,13 @@ impl EventBus {
         }
     }
 
+    fn set_healthy(&self, healthy: bool) {
+        self.inner.healthy.store(healthy, Ordering::Relaxed);
+        crate::metrics::set_bus_healthy(healthy);
+    }
+
     fn lost(&self) {
-        self.inner.healthy.store(false, Ordering::Relaxed);
+        self.set_healthy(false);
         let sinks: Vec<Arc<dyn BusSink>> = self
             .inner
             .sinks
@@ -231,7 +236,7 @@ impl EventBus {
                     |healthy| {
                         with_bus(&|bus| {
                             if healthy {
-                                bus.inner.healthy.store(true, Ordering::Relaxed);
+                                bus.set_healthy(true);
                             } else {
                                 bus.lost();
                             }

@@ -237,6 +237,7 @@ impl Actor for Room {
     type Context = Context<Self>;
 
     fn started(&mut self, ctx: &mut Context<Self>) {
+        crate::metrics::room_opened();
         self.writer = Some(presence::start_writer(
             self.db.clone(),
             self.bus.clone(),
@@ -264,6 +265,7 @@ impl Actor for Room {
         if let Some(writer) = self.writer.take() {
             writer.do_send(presence::Finish);
         }
+        crate::metrics::room_closed();
         if let Some(registry) = self.registry.upgrade() {
             registry.live.forget(&self.uid, &ctx.address());
         }

@@ -106,6 +106,7 @@ pub async fn conversation_events(
         after,
         Some(Box::new(replay)),
         sub,
-        None,
+        // Counted as open until the stream is dropped, however it ends.
+        Some(Box::new(crate::metrics::stream_opened("conversation"))),
     ))
 }

@@ -11,11 +11,12 @@ use serde_json::json;
 
 use crate::error::ApiError;
 use crate::http::auth::{STREAM_TOKEN_PARAM, StreamTokenParam};
+use crate::http::client_ip;
 use crate::state::AppState;
 
 pub const REQUEST_ID: &str = "x-request-id";
 
-/// Per-IP rate limiting; headers on every limited response.
+/// Per-client rate limiting (see `client_ip`); headers on every limited response.
 pub async fn rate_limit(
     req: ServiceRequest,
     next: Next<impl MessageBody + 'static>,
@@ -32,11 +33,12 @@ pub async fn rate_limit(
             .await
             .map(ServiceResponse::map_into_boxed_body);
     };
-    let ip = req
+    let peer = req
         .peer_addr()
         .map(|a| a.ip())
         .unwrap_or(std::net::IpAddr::from([0, 0, 0, 0]));
-    match bucket.check(ip) {
+    let client = client_ip::client_ip(&state.config.trusted_proxies, peer, req.headers());
+    match bucket.check(client_ip::bucket_key(client)) {
         Err(verdict) => {
             let res = ApiError::RateLimited(verdict).error_response();
             Ok(req.into_response(res))

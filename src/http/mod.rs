@@ -1,6 +1,7 @@
 //! HTTP plumbing shared by every domain: envelope, extractors, middleware.
 
 pub mod auth;
+pub mod client_ip;
 pub mod cors;
 pub mod envelope;
 pub mod fallback;

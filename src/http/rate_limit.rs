@@ -109,9 +109,9 @@ impl RateLimits {
         }
     }
 
-    /// Which bucket a path draws from; `None` for health probes.
+    /// Which bucket a path draws from; `None` for health probes and scrapes.
     pub fn bucket_for(&self, path: &str) -> Option<&Bucket> {
-        if path == "/healthz" || path == "/readyz" {
+        if path == "/healthz" || path == "/readyz" || path == "/metrics" {
             None
         } else if path.starts_with("/auth/") {
             Some(&self.auth)

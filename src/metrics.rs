@@ -1,0 +1,210 @@
+//! Prometheus metrics: HTTP requests by route pattern, database pool usage
+//! (read at scrape time), open SSE streams, open rooms and bus health.
+//!
+//! Metrics go through the `metrics` facade to one recorder per process, so
+//! any code can record without a handle. Until [`install`] runs, recording is
+//! a no-op. `/metrics` has no authentication: keep it off the public edge.
+
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+use actix_web::body::{BoxBody, MessageBody};
+use actix_web::dev::{ServiceRequest, ServiceResponse};
+use actix_web::http::Method;
+use actix_web::middleware::Next;
+use actix_web::{Error, HttpResponse, web};
+use metrics::{counter, describe_counter, describe_gauge, describe_histogram, gauge, histogram};
+use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle};
+use sea_orm::{DatabaseBackend, DatabaseConnection};
+
+use crate::state::AppState;
+
+pub const HTTP_REQUESTS: &str = "agentic_http_requests_total";
+pub const HTTP_DURATION: &str = "agentic_http_request_duration_seconds";
+pub const SSE_STREAMS_OPEN: &str = "agentic_sse_streams_open";
+pub const ROOMS_OPEN: &str = "agentic_rooms_open";
+pub const BUS_HEALTHY: &str = "agentic_bus_healthy";
+pub const DB_POOL_SIZE: &str = "agentic_db_pool_connections";
+pub const DB_POOL_IDLE: &str = "agentic_db_pool_idle_connections";
+pub const DB_POOL_MAX: &str = "agentic_db_pool_max_connections";
+
+/// The `route` label of requests that matched no route (bounded cardinality).
+pub const UNMATCHED_ROUTE: &str = "unmatched";
+
+const DURATION_BUCKETS: &[f64] = &[
+    0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0,
+];
+
+static HANDLE: OnceLock<Option<PrometheusHandle>> = OnceLock::new();
+
+/// Installs the process-wide recorder once (later calls, e.g. from a second
+/// app in the same process, reuse it). `None` if another recorder owns the
+/// process.
+pub fn install() -> Option<&'static PrometheusHandle> {
+    HANDLE
+        .get_or_init(|| {
+            let builder = PrometheusBuilder::new()
+                .set_buckets_for_metric(Matcher::Full(HTTP_DURATION.into()), DURATION_BUCKETS)
+                .unwrap_or_else(|_| PrometheusBuilder::new());
+            let recorder = builder.build_recorder();
+            let handle = recorder.handle();
+            if let Err(err) = metrics::set_global_recorder(recorder) {
+                tracing::warn!(error = %err, "metrics: a recorder is already installed");
+                return None;
+            }
+            describe();
+            // Histograms buffer samples until drained; scrapes drain too, but
+            // an unscraped process must not grow without bound.
+            let upkeep = handle.clone();
+            let spawned = std::thread::Builder::new()
+                .name("metrics-upkeep".into())
+                .spawn(move || {
+                    loop {
+                        std::thread::sleep(Duration::from_secs(5));
+                        upkeep.run_upkeep();
+                    }
+                });
+            if let Err(err) = spawned {
+                tracing::warn!(error = %err, "metrics: cannot start the upkeep thread");
+            }
+            Some(handle)
+        })
+        .as_ref()
+}
+
+fn describe() {
+    describe_counter!(
+        HTTP_REQUESTS,
+        "HTTP requests by route pattern, method and status"
+    );
+    describe_histogram!(
+        HTTP_DURATION,
+        metrics::Unit::Seconds,
+        "time to the response head (a stream's lifetime is not included)"
+    );
+    describe_gauge!(SSE_STREAMS_OPEN, "open server-sent event streams by kind");
+    describe_gauge!(ROOMS_OPEN, "conversation rooms open on this instance");
+    describe_gauge!(
+        BUS_HEALTHY,
+        "1 while the event bus delivers between instances, else 0"
+    );
+    describe_gauge!(DB_POOL_SIZE, "database pool connections, idle and in use");
+    describe_gauge!(DB_POOL_IDLE, "idle database pool connections");
+    describe_gauge!(DB_POOL_MAX, "database pool size limit");
+}
+
+/// Counts an open SSE stream while it lives: keep it inside the stream so it
+/// drops when the stream ends, however it ends.
+#[must_use = "the stream counts as open only while the guard lives"]
+pub struct StreamGauge {
+    kind: &'static str,
+}
+
+pub fn stream_opened(kind: &'static str) -> StreamGauge {
+    gauge!(SSE_STREAMS_OPEN, "kind" => kind).increment(1.0);
+    StreamGauge { kind }
+}
+
+impl Drop for StreamGauge {
+    fn drop(&mut self) {
+        gauge!(SSE_STREAMS_OPEN, "kind" => self.kind).decrement(1.0);
+    }
+}
+
+pub fn room_opened() {
+    gauge!(ROOMS_OPEN).increment(1.0);
+}
+
+pub fn room_closed() {
+    gauge!(ROOMS_OPEN).decrement(1.0);
+}
+
+pub fn set_rooms_open(n: usize) {
+    gauge!(ROOMS_OPEN).set(n as f64);
+}
+
+pub fn set_bus_healthy(healthy: bool) {
+    gauge!(BUS_HEALTHY).set(if healthy { 1.0 } else { 0.0 });
+}
+
+/// A fixed set of method labels, so arbitrary methods add no series.
+fn method_label(method: &Method) -> &'static str {
+    match *method {
+        Method::GET => "GET",
+        Method::POST => "POST",
+        Method::PUT => "PUT",
+        Method::PATCH => "PATCH",
+        Method::DELETE => "DELETE",
+        Method::HEAD => "HEAD",
+        Method::OPTIONS => "OPTIONS",
+        _ => "other",
+    }
+}
+
+/// Counts and times every request, labelled by the route *pattern*
+/// (`/api/v2/buyer/advertisers/{advertiserId}`), never the raw path.
+pub async fn track(
+    req: ServiceRequest,
+    next: Next<impl MessageBody + 'static>,
+) -> Result<ServiceResponse<BoxBody>, Error> {
+    let start = Instant::now();
+    let method = method_label(req.method());
+    let res = next.call(req).await;
+    let (route, status) = match &res {
+        Ok(res) => (
+            res.request()
+                .match_pattern()
+                .unwrap_or_else(|| UNMATCHED_ROUTE.into()),
+            res.status(),
+        ),
+        Err(err) => (
+            UNMATCHED_ROUTE.into(),
+            err.as_response_error().status_code(),
+        ),
+    };
+    let labels = [
+        ("method", method.to_string()),
+        ("route", route),
+        ("status", status.as_str().to_string()),
+    ];
+    counter!(HTTP_REQUESTS, &labels).increment(1);
+    histogram!(HTTP_DURATION, &labels).record(start.elapsed().as_secs_f64());
+    res.map(ServiceResponse::map_into_boxed_body)
+}
+
+/// Pool usage, read when scraped rather than sampled in the background.
+fn record_pool(db: &DatabaseConnection) {
+    let (size, idle, max) = match db.get_database_backend() {
+        DatabaseBackend::Postgres => {
+            let pool = db.get_postgres_connection_pool();
+            (
+                pool.size(),
+                pool.num_idle(),
+                pool.options().get_max_connections(),
+            )
+        }
+        DatabaseBackend::Sqlite => {
+            let pool = db.get_sqlite_connection_pool();
+            (
+                pool.size(),
+                pool.num_idle(),
+                pool.options().get_max_connections(),
+            )
+        }
+        _ => return,
+    };
+    gauge!(DB_POOL_SIZE).set(f64::from(size));
+    gauge!(DB_POOL_IDLE).set(idle as f64);
+    gauge!(DB_POOL_MAX).set(f64::from(max));
+}
+
+/// `GET /metrics` in the Prometheus text format.
+pub async fn scrape(state: web::Data<AppState>) -> HttpResponse {
+    let Some(handle) = install() else {
+        return HttpResponse::NotFound().finish();
+    };
+    record_pool(&state.db);
+    HttpResponse::Ok()
+        .content_type("text/plain; version=0.0.4; charset=utf-8")
+        .body(handle.render())
+}
