@@ -33,6 +33,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             println!("{out}");
         }
         Command::Serve { demo: with_demo } => {
+            raise_open_file_limit();
             let conn = db::connect(&config.database_url).await?;
             db::migrate(&conn).await?;
             if with_demo {
@@ -47,4 +48,16 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
         }
     }
     Ok(())
+}
+
+/// Every SSE subscriber holds a socket: serve as many as the operator's
+/// hard limit allows, and say what the limits are.
+fn raise_open_file_limit() {
+    match rlimit::getrlimit(rlimit::Resource::NOFILE) {
+        Ok((soft, hard)) => match rlimit::increase_nofile_limit(hard) {
+            Ok(now) => tracing::info!(soft_was = soft, soft = now, hard, "open-file limit"),
+            Err(err) => tracing::warn!(error = %err, soft, hard, "could not raise the open-file limit"),
+        },
+        Err(err) => tracing::warn!(error = %err, "could not read the open-file limit"),
+    }
 }

@@ -67,6 +67,8 @@ const SCENARIOS: &[&str] = &["auth-read", "room-fanout", "conversations-list"];
 
 fn main() -> anyhow::Result<()> {
     let args = parse_args()?;
+    // Thousands of subscribers: one socket each.
+    let _ = rlimit::increase_nofile_limit(u64::MAX);
     // One core for the load generator; the server gets its own process.
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()

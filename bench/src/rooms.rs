@@ -1,5 +1,6 @@
 //! Scenarios of the shared-conversation rooms (issue 3).
 
+use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
@@ -26,8 +27,51 @@ async fn call(
     t.json(method, body).await
 }
 
-/// N SSE subscribers on one shared room; posts at a steady rate; latency from
-/// each POST's response to receipt at every subscriber.
+/// A kept HTTP/1.1 connection for the posts, so a post's latency is not a
+/// TCP handshake.
+struct Poster {
+    tx: hyper::client::conn::http1::SendRequest<http_body_util::Full<bytes::Bytes>>,
+    addr: std::net::SocketAddr,
+    path: String,
+    auth: String,
+}
+
+impl Poster {
+    async fn connect(addr: std::net::SocketAddr, path: &str, auth: &str) -> anyhow::Result<Poster> {
+        let stream = tokio::net::TcpStream::connect(addr).await?;
+        stream.set_nodelay(true)?;
+        let (tx, conn) =
+            hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(stream)).await?;
+        tokio::spawn(conn);
+        Ok(Poster {
+            tx,
+            addr,
+            path: path.into(),
+            auth: auth.into(),
+        })
+    }
+
+    /// Posts one message; its sequence.
+    async fn post(&mut self, body: &Value) -> anyhow::Result<u64> {
+        use http_body_util::BodyExt;
+        let req = hyper::Request::post(&self.path)
+            .header("host", self.addr.to_string())
+            .header("authorization", &self.auth)
+            .header("content-type", "application/json")
+            .body(http_body_util::Full::new(bytes::Bytes::from(serde_json::to_vec(body)?)))?;
+        let res = self.tx.send_request(req).await?;
+        if res.status() != 201 {
+            bail!("post answered {}", res.status());
+        }
+        let bytes = res.into_body().collect().await?.to_bytes();
+        let v: Value = serde_json::from_slice(&bytes)?;
+        v["data"]["message"]["sequence"].as_u64().context("sequence")
+    }
+}
+
+/// N SSE subscribers on one shared room; posts at a steady rate; latency
+/// from just before each POST is sent to receipt at every subscriber, and
+/// each subscriber's order checked.
 pub async fn room_fanout(args: &Args) -> anyhow::Result<()> {
     let server = Server::start(args.database_url.as_deref()).await?;
     let account = server.admin(&["create-account", "--name", "Fanout"])?["accountId"]
@@ -60,6 +104,7 @@ pub async fn room_fanout(args: &Args) -> anyhow::Result<()> {
         .to_string();
     let events = format!("/api/v2/assistant/conversations/{uid}/events");
     let messages = format!("/api/v2/assistant/conversations/{uid}/messages");
+    let mut poster = Poster::connect(server.addr, &messages, &keys[0]).await?;
 
     println!();
     println!(
@@ -69,11 +114,13 @@ pub async fn room_fanout(args: &Args) -> anyhow::Result<()> {
         server.backend()
     );
     println!(
-        "| subscribers | posts | deliveries | p50 ms | p99 ms | max ms | posts/s | RSS per idle connection |"
+        "| subscribers | posts | deliveries | out of order | p50 ms | p99 ms | max ms | posts/s | RSS per idle connection (all) | (this step) |"
     );
-    println!("|---:|---:|---:|---:|---:|---:|---:|---:|");
+    println!("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
     let mut handles = Vec::new();
-    let receipts: Receipts = Default::default();
+    let mut receipts: Vec<Receipts> = Vec::new();
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let baseline = server.rss_kib().unwrap_or(0);
     for &n in &args.sizes {
         tokio::time::sleep(Duration::from_millis(500)).await;
         let before = server.rss_kib().unwrap_or(0);
@@ -84,7 +131,9 @@ pub async fn room_fanout(args: &Args) -> anyhow::Result<()> {
             let mut pending = Vec::with_capacity(batch);
             for i in 0..batch {
                 let key = &keys[(handles.len() + i) % keys.len()];
-                pending.push(sse::subscribe(server.addr, &events, key, receipts.clone()));
+                let r: Receipts = Default::default();
+                receipts.push(r.clone());
+                pending.push(sse::subscribe(server.addr, &events, key, r));
             }
             for p in futures_util::future::join_all(pending).await {
                 handles.push(p?);
@@ -92,52 +141,59 @@ pub async fn room_fanout(args: &Args) -> anyhow::Result<()> {
         }
         tokio::time::sleep(Duration::from_secs(2)).await;
         let after = server.rss_kib().unwrap_or(0);
-        let per_conn =
-            (after.saturating_sub(before)) as f64 * 1024.0 / (n - before_count).max(1) as f64;
+        let step = (after.saturating_sub(before)) as f64 / (n - before_count).max(1) as f64;
+        let all = (after.saturating_sub(baseline)) as f64 / n.max(1) as f64;
 
-        receipts.lock().await.clear();
+        for r in &receipts {
+            if let Ok(mut r) = r.lock() {
+                r.clear();
+            }
+        }
         let interval = Duration::from_secs_f64(1.0 / args.rate as f64);
-        let mut posted: Vec<(u64, Instant)> = Vec::new();
+        let mut sent_at: HashMap<u64, Instant> = HashMap::new();
         let start = Instant::now();
         let mut tick = tokio::time::interval(interval);
+        let body = json!({"audience": "room", "content": "bench message"});
         while start.elapsed() < Duration::from_secs(args.seconds) {
             tick.tick().await;
-            let res = call(
-                &server,
-                "POST",
-                &messages,
-                &keys[0],
-                Some(json!({"audience": "room", "content": "bench message"})),
-            )
-            .await?;
-            let done = Instant::now();
-            let seq = res["data"]["message"]["sequence"]
-                .as_u64()
-                .context("sequence")?;
-            posted.push((seq, done));
+            let sent = Instant::now();
+            let seq = poster.post(&body).await?;
+            sent_at.insert(seq, sent);
         }
         let post_secs = start.elapsed().as_secs_f64();
         // Let the last deliveries land.
+        let expected = sent_at.len() * n;
         let wait_until = Instant::now() + Duration::from_secs(10);
         loop {
-            let got = receipts.lock().await.values().map(Vec::len).sum::<usize>();
-            if got >= posted.len() * n || Instant::now() > wait_until {
+            let got: usize = receipts
+                .iter()
+                .map(|r| r.lock().map(|r| r.len()).unwrap_or(0))
+                .sum();
+            if got >= expected || Instant::now() > wait_until {
                 break;
             }
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
-        let map = receipts.lock().await;
-        let mut lat_us = Vec::new();
-        for (seq, t_resp) in &posted {
-            for t in map.get(seq).map(Vec::as_slice).unwrap_or(&[]) {
-                lat_us.push(
-                    t.saturating_duration_since(*t_resp)
-                        .as_micros()
-                        .min(u32::MAX as u128) as u32,
-                );
+        let mut lat_us = Vec::with_capacity(expected);
+        let mut out_of_order = 0usize;
+        for r in &receipts {
+            let Ok(r) = r.lock() else { continue };
+            let mut last = 0u64;
+            for (seq, t) in r.iter() {
+                // Strictly one after the other: no gap, no reordering.
+                if last != 0 && *seq != last + 1 {
+                    out_of_order += 1;
+                }
+                last = *seq;
+                if let Some(sent) = sent_at.get(seq) {
+                    lat_us.push(
+                        t.saturating_duration_since(*sent)
+                            .as_micros()
+                            .min(u32::MAX as u128) as u32,
+                    );
+                }
             }
         }
-        let expected = posted.len() * n;
         if lat_us.len() < expected {
             println!(
                 "(warning: {} of {} deliveries arrived)",
@@ -147,16 +203,16 @@ pub async fn room_fanout(args: &Args) -> anyhow::Result<()> {
         }
         let max = lat_us.iter().max().copied().unwrap_or(0) as f64 / 1000.0;
         println!(
-            "| {n} | {} | {} | {:.2} | {:.2} | {:.2} | {:.1} | {:.1} KiB |",
-            posted.len(),
+            "| {n} | {} | {} | {out_of_order} | {:.2} | {:.2} | {:.2} | {:.1} | {:.1} KiB | {:.1} KiB |",
+            sent_at.len(),
             lat_us.len(),
             percentile_ms(&lat_us, 50.0),
             percentile_ms(&lat_us, 99.0),
             max,
-            posted.len() as f64 / post_secs,
-            per_conn / 1024.0
+            sent_at.len() as f64 / post_secs,
+            all,
+            step,
         );
-        drop(map);
     }
     for h in handles {
         h.abort();

@@ -1,9 +1,9 @@
 //! Minimal SSE subscribers for the fan-out benchmark: one hyper HTTP/1.1
-//! connection each, recording when each `message.created` id arrives.
+//! connection each, recording, in arrival order, when each
+//! `message.created` id arrives (so order can be checked per subscriber).
 
-use std::collections::HashMap;
 use std::net::SocketAddr;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use anyhow::bail;
@@ -11,10 +11,10 @@ use bytes::Bytes;
 use http_body_util::{BodyExt, Empty};
 use hyper::Request;
 use hyper_util::rt::TokioIo;
-use tokio::sync::Mutex;
 
-/// Receipt times per sequence, shared by all subscribers.
-pub type Receipts = Arc<Mutex<HashMap<u64, Vec<Instant>>>>;
+/// One subscriber's receipts in arrival order: (sequence, time read).
+/// Each subscriber has its own, so recording never contends.
+pub type Receipts = Arc<Mutex<Vec<(u64, Instant)>>>;
 
 /// Opens a stream and returns once the server has sent response headers and
 /// the `ready` event; then keeps reading in a task until `stop` is dropped.
@@ -24,6 +24,7 @@ pub async fn subscribe(
     auth: &str,
     receipts: Receipts,
 ) -> anyhow::Result<tokio::task::JoinHandle<()>> {
+    // (the caller keeps a clone of `receipts` to read them)
     let stream = tokio::net::TcpStream::connect(addr).await?;
     stream.set_nodelay(true)?;
     let (mut tx, conn) = hyper::client::conn::http1::handshake(TokioIo::new(stream)).await?;
@@ -65,8 +66,10 @@ pub async fn subscribe(
                 if find(&event, b"event: message.created").is_none() {
                     continue;
                 }
-                if let Some(seq) = id_of(&event) {
-                    receipts.lock().await.entry(seq).or_default().push(now);
+                if let Some(seq) = id_of(&event)
+                    && let Ok(mut r) = receipts.lock()
+                {
+                    r.push((seq, now));
                 }
             }
         }
