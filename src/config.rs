@@ -48,6 +48,12 @@ pub struct Config {
     #[arg(long, env = "AGENTIC_CARRIER_URL", global = true)]
     pub carrier_url: Option<String>,
 
+    /// SQLite `synchronous`: `full` (a commit survives power loss) or `normal`
+    /// (faster; the last commits can be lost on power loss).
+    #[arg(long, env = "AGENTIC_SQLITE_SYNCHRONOUS", value_enum,
+          default_value_t = crate::db::SqliteSync::Full, global = true)]
+    pub sqlite_synchronous: crate::db::SqliteSync,
+
     /// tracing filter, e.g. `info` or `agentic_api=debug`.
     #[arg(long, env = "AGENTIC_LOG", default_value = "info", global = true)]
     pub log: String,
@@ -97,6 +103,7 @@ impl Config {
             rate_limit_per_minute: 100,
             auth_rate_limit: 40,
             carrier_url: None,
+            sqlite_synchronous: crate::db::SqliteSync::Full,
             log: "info".into(),
             rooms: RoomTuning::default(),
         }

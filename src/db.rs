@@ -11,12 +11,31 @@ use sea_orm::sqlx::sqlite::{
 };
 use sea_orm::{ConnectOptions, Database, DatabaseConnection, SqlxSqliteConnector};
 
+/// SQLite's `synchronous` setting (`AGENTIC_SQLITE_SYNCHRONOUS`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum SqliteSync {
+    /// Every commit is on disk before it is acknowledged (survives power loss).
+    #[default]
+    Full,
+    /// Faster; in WAL mode the last commits can be lost on power loss
+    /// (never corrupted).
+    Normal,
+}
+
+/// Connects with the default (durable) SQLite settings.
 pub async fn connect(url: &str) -> anyhow::Result<DatabaseConnection> {
+    connect_with(url, SqliteSync::default()).await
+}
+
+pub async fn connect_with(url: &str, sync: SqliteSync) -> anyhow::Result<DatabaseConnection> {
     if url.starts_with("sqlite:") {
         let opts = SqliteConnectOptions::from_str(url)
             .with_context(|| format!("invalid SQLite URL {url}"))?
             .journal_mode(SqliteJournalMode::Wal)
-            .synchronous(SqliteSynchronous::Normal)
+            .synchronous(match sync {
+                SqliteSync::Full => SqliteSynchronous::Full,
+                SqliteSync::Normal => SqliteSynchronous::Normal,
+            })
             .foreign_keys(true)
             .busy_timeout(Duration::from_secs(10));
         let pool = SqlitePoolOptions::new()

@@ -22,18 +22,18 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
     let config = cli.config;
     match cli.command {
         Command::Migrate => {
-            let conn = db::connect(&config.database_url).await?;
+            let conn = db::connect_with(&config.database_url, config.sqlite_synchronous).await?;
             db::migrate(&conn).await?;
             println!("{}", serde_json::json!({ "migrated": true }));
         }
         Command::Admin { command } => {
-            let conn = db::connect(&config.database_url).await?;
+            let conn = db::connect_with(&config.database_url, config.sqlite_synchronous).await?;
             db::migrate(&conn).await?;
             let out = admin::run(&conn, &config, command).await?;
             println!("{out}");
         }
         Command::Serve { demo: with_demo } => {
-            let conn = db::connect(&config.database_url).await?;
+            let conn = db::connect_with(&config.database_url, config.sqlite_synchronous).await?;
             db::migrate(&conn).await?;
             if with_demo {
                 let d = demo::seed(&conn).await?;

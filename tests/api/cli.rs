@@ -4,7 +4,8 @@ use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use sea_orm::{EntityTrait, PaginatorTrait};
+use clap::Parser;
+use sea_orm::{ConnectionTrait, DbBackend, EntityTrait, PaginatorTrait, Statement};
 use serde_json::Value;
 
 use crate::helpers::*;
@@ -720,4 +721,63 @@ async fn sigterm_closes_open_room_streams_with_an_error_event_then_exits() {
         .find("event: error")
         .expect("error event before the end")..];
     assert!(tail.contains("shutting down"), "{tail}");
+}
+
+#[actix_web::test]
+async fn sqlite_is_durable_by_default_and_normal_is_an_opt_in() {
+    // A SQLite setting: checked on a SQLite file whatever the test backend.
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("sqlite://{}/sync.db?mode=rwc", dir.path().display());
+    let cases: [(&[&str], i32); 3] = [
+        (&[], 2),
+        (&["--sqlite-synchronous", "normal"], 1),
+        (&["--sqlite-synchronous", "full"], 2),
+    ];
+    for (flags, want) in cases {
+        let mut argv = vec![
+            "agentic-api",
+            "--database-url",
+            &url,
+            "--bind",
+            "127.0.0.1:0",
+        ];
+        argv.extend_from_slice(flags);
+        argv.push("serve");
+        let parsed = agentic_api::cli::Cli::try_parse_from(&argv).unwrap();
+        let app = agentic_api::Application::build(parsed.config)
+            .await
+            .unwrap();
+        // The pool's connections all share the setting; any one answers.
+        let row = app
+            .state()
+            .db
+            .query_one_raw(Statement::from_string(
+                DbBackend::Sqlite,
+                "PRAGMA synchronous",
+            ))
+            .await
+            .unwrap()
+            .unwrap();
+        let level: i32 = row.try_get_by_index(0).unwrap();
+        assert_eq!(level, want, "PRAGMA synchronous with {flags:?}");
+    }
+
+    // Anything else is refused before the database is opened.
+    let path = dir.path().join("refused.db");
+    let out = Command::new(env!("CARGO_BIN_EXE_agentic-api"))
+        .arg("migrate")
+        .env(
+            "AGENTIC_DATABASE_URL",
+            format!("sqlite://{}?mode=rwc", path.display()),
+        )
+        .env("AGENTIC_SQLITE_SYNCHRONOUS", "off")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "stderr: {err}");
+    assert!(
+        err.contains("'off'") && err.contains("full, normal"),
+        "{err}"
+    );
+    assert!(!path.exists(), "nothing opened");
 }
