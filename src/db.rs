@@ -9,7 +9,10 @@ use migration::{Migrator, MigratorTrait};
 use sea_orm::sqlx::sqlite::{
     SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous,
 };
-use sea_orm::{ConnectOptions, Database, DatabaseConnection, SqlxSqliteConnector};
+use sea_orm::{
+    ConnectOptions, Database, DatabaseConnection, DatabaseTransaction, DbErr,
+    SqliteTransactionMode, SqlxSqliteConnector, TransactionOptions, TransactionTrait,
+};
 
 /// SQLite's `synchronous` setting (`AGENTIC_SQLITE_SYNCHRONOUS`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
@@ -56,6 +59,21 @@ pub async fn connect_with(url: &str, sync: SqliteSync) -> anyhow::Result<Databas
             .await
             .context("cannot connect to the database")
     }
+}
+
+/// Begins a transaction that will write. On SQLite it takes the write lock
+/// at `BEGIN IMMEDIATE`, waiting out the busy timeout there: a deferred
+/// transaction that read first fails at once with SQLITE_BUSY when it tries
+/// to write while another connection writes. PostgreSQL ignores the mode.
+pub async fn begin_write<C: TransactionTrait<Transaction = DatabaseTransaction>>(
+    db: &C,
+) -> Result<DatabaseTransaction, DbErr> {
+    tracing::debug!("beginning a write transaction");
+    db.begin_with_options(TransactionOptions {
+        sqlite_transaction_mode: Some(SqliteTransactionMode::Immediate),
+        ..Default::default()
+    })
+    .await
 }
 
 pub async fn migrate(db: &DatabaseConnection) -> anyhow::Result<()> {

@@ -5,8 +5,12 @@ use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use clap::Parser;
-use sea_orm::{ConnectionTrait, DbBackend, EntityTrait, PaginatorTrait, Statement};
+use sea_orm::{
+    ColumnTrait, ConnectionTrait, DbBackend, EntityTrait, PaginatorTrait, QueryFilter, Statement,
+};
 use serde_json::Value;
+
+use agentic_api::auth::tenancy::{self, NewAccount};
 
 use crate::helpers::*;
 
@@ -780,4 +784,70 @@ async fn sqlite_is_durable_by_default_and_normal_is_an_opt_in() {
         "{err}"
     );
     assert!(!path.exists(), "nothing opened");
+}
+
+#[actix_web::test]
+async fn an_admin_write_waits_for_a_concurrent_writer_instead_of_failing() {
+    let app = spawn_app().await;
+    let t = app.tenant().await;
+    // Another writer (as the server would be) holds the write lock.
+    let holder = agentic_api::db::connect(&app.database_url).await.unwrap();
+    let txn = agentic_api::db::begin_write(&holder).await.unwrap();
+    tenancy::create_account(&txn, NewAccount::named("Held"))
+        .await
+        .unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_agentic-api"))
+        .args([
+            "admin",
+            "provision-line",
+            "--account",
+            &t.account_id,
+            "--number",
+            "+14155550188",
+            "--kind",
+            "sms",
+        ])
+        .env("AGENTIC_DATABASE_URL", &app.database_url)
+        .env("AGENTIC_LOG", "agentic_api=debug")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Once the CLI is about to begin its write, keep the lock ~1 s longer so
+    // its transaction runs into it.
+    let mut stderr = BufReader::new(child.stderr.take().unwrap());
+    let mut seen = String::new();
+    while !seen.contains("beginning a write transaction") {
+        if stderr.read_line(&mut seen).unwrap() == 0 {
+            break;
+        }
+    }
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    txn.commit().await.unwrap();
+    let rest = std::thread::spawn(move || {
+        let mut s = String::new();
+        std::io::Read::read_to_string(&mut stderr, &mut s).ok();
+        s
+    });
+    let out = child.wait_with_output().unwrap();
+    let stderr = seen + &rest.join().unwrap();
+    assert!(out.status.success(), "stderr: {stderr}");
+    let line: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(line["endpointId"].is_string(), "{line}");
+    assert_eq!(
+        entity::phone_line::Entity::find()
+            .count(&app.db)
+            .await
+            .unwrap(),
+        1
+    );
+    assert!(
+        entity::account::Entity::find()
+            .filter(entity::account::Column::Name.eq("Held"))
+            .one(&app.db)
+            .await
+            .unwrap()
+            .is_some(),
+        "the holder's write is kept too"
+    );
 }
