@@ -9,8 +9,9 @@ use migration::{Migrator, MigratorTrait};
 use sea_orm::sqlx::sqlite::{
     SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous,
 };
+use sea_orm::sqlx::{self, Connection};
 use sea_orm::{
-    ConnectOptions, Database, DatabaseConnection, DatabaseTransaction, DbErr,
+    ConnectOptions, Database, DatabaseConnection, DatabaseTransaction, DbBackend, DbErr,
     SqliteTransactionMode, SqlxSqliteConnector, TransactionOptions, TransactionTrait,
 };
 
@@ -76,6 +77,39 @@ pub async fn begin_write<C: TransactionTrait<Transaction = DatabaseTransaction>>
     .await
 }
 
+/// Key of the PostgreSQL advisory lock that serialises migrations ("agentic").
+const MIGRATION_LOCK: i64 = 0x0061_6765_6e74_6963;
+
+/// Applies pending migrations; safe when several instances start together.
 pub async fn migrate(db: &DatabaseConnection) -> anyhow::Result<()> {
-    Migrator::up(db, None).await.context("migration failed")
+    if db.get_database_backend() == DbBackend::Postgres {
+        // A session lock on one dedicated connection, held while the pool
+        // migrates. The connection is detached from the pool, so dropping it
+        // on any early exit closes it and releases the lock.
+        let mut lock = db
+            .get_postgres_connection_pool()
+            .acquire()
+            .await
+            .context("cannot connect to the database")?
+            .detach();
+        sqlx::query("SELECT pg_advisory_lock($1)")
+            .bind(MIGRATION_LOCK)
+            .execute(&mut lock)
+            .await
+            .context("cannot take the migration lock")?;
+        let result = Migrator::up(db, None).await;
+        sqlx::query("SELECT pg_advisory_unlock($1)")
+            .bind(MIGRATION_LOCK)
+            .execute(&mut lock)
+            .await
+            .context("cannot release the migration lock")?;
+        lock.close().await.ok();
+        result.context("migration failed")
+    } else {
+        // SQLite: one write transaction; a concurrent migrator waits for the
+        // write lock, then finds nothing pending. DDL is transactional here.
+        let txn = begin_write(db).await?;
+        Migrator::up(&txn, None).await.context("migration failed")?;
+        txn.commit().await.context("migration failed")
+    }
 }

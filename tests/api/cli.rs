@@ -5,6 +5,7 @@ use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use clap::Parser;
+use migration::{Migrator, MigratorTrait};
 use sea_orm::{
     ColumnTrait, ConnectionTrait, DbBackend, EntityTrait, PaginatorTrait, QueryFilter, Statement,
 };
@@ -850,4 +851,44 @@ async fn an_admin_write_waits_for_a_concurrent_writer_instead_of_failing() {
             .is_some(),
         "the holder's write is kept too"
     );
+}
+
+async fn pending_migrations(conn: &sea_orm::DatabaseConnection) -> usize {
+    Migrator::get_pending_migrations_read_only(conn)
+        .await
+        .unwrap()
+        .len()
+}
+
+#[actix_web::test]
+async fn instances_migrating_one_fresh_database_together_all_succeed() {
+    let (url, _dir) = fresh_database().await;
+    let mut conns = Vec::new();
+    for _ in 0..4 {
+        conns.push(agentic_api::db::connect(&url).await.unwrap());
+    }
+    let results = futures_util::future::join_all(conns.iter().map(agentic_api::db::migrate)).await;
+    for r in results {
+        r.unwrap();
+    }
+    let conn = &conns[0];
+    assert_eq!(pending_migrations(conn).await, 0);
+    let recorded = conn
+        .query_one_raw(Statement::from_string(
+            conn.get_database_backend(),
+            "SELECT COUNT(*) FROM seaql_migrations",
+        ))
+        .await
+        .unwrap()
+        .unwrap()
+        .try_get_by_index::<i64>(0)
+        .unwrap();
+    assert_eq!(
+        recorded as usize,
+        Migrator::migrations().len(),
+        "each migration applied once"
+    );
+    // Tables of the first and the last migration are there.
+    entity::account::Entity::find().count(conn).await.unwrap();
+    assert!(entity::brand::Entity::find().count(conn).await.unwrap() > 0);
 }
