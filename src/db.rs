@@ -4,7 +4,7 @@
 use std::str::FromStr;
 use std::time::Duration;
 
-use anyhow::Context;
+use anyhow::{Context, bail};
 use migration::{Migrator, MigratorTrait};
 use sea_orm::sqlx::sqlite::{
     SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous,
@@ -112,4 +112,25 @@ pub async fn migrate(db: &DatabaseConnection) -> anyhow::Result<()> {
         Migrator::up(&txn, None).await.context("migration failed")?;
         txn.commit().await.context("migration failed")
     }
+}
+
+/// The schema step of `admin`: a fresh database (nothing applied, so no
+/// server runs on it) is migrated; a partly migrated one may be in use by a
+/// running server of another version, so it is migrated only when asked.
+pub async fn migrate_for_admin(db: &DatabaseConnection, allowed: bool) -> anyhow::Result<()> {
+    let total = Migrator::migrations().len();
+    let pending = Migrator::get_pending_migrations_read_only(db)
+        .await
+        .context("cannot read the migration status")?
+        .len();
+    if pending == 0 {
+        return Ok(());
+    }
+    if pending == total || allowed {
+        return migrate(db).await;
+    }
+    bail!(
+        "the database has {pending} pending migration(s) of {total}; admin does not migrate a \
+         schema a server may be using: run `agentic-api migrate` first, or pass --migrate to admin"
+    )
 }

@@ -26,9 +26,9 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             db::migrate(&conn).await?;
             println!("{}", serde_json::json!({ "migrated": true }));
         }
-        Command::Admin { command } => {
+        Command::Admin { migrate, command } => {
             let conn = db::connect_with(&config.database_url, config.sqlite_synchronous).await?;
-            db::migrate(&conn).await?;
+            db::migrate_for_admin(&conn, migrate).await?;
             let out = admin::run(&conn, &config, command).await?;
             println!("{out}");
         }

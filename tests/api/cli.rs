@@ -892,3 +892,54 @@ async fn instances_migrating_one_fresh_database_together_all_succeed() {
     entity::account::Entity::find().count(conn).await.unwrap();
     assert!(entity::brand::Entity::find().count(conn).await.unwrap() > 0);
 }
+
+#[actix_web::test]
+async fn admin_migrates_a_fresh_database_but_not_a_partly_migrated_one() {
+    // Fresh: nothing applied, so no server can be using it.
+    let (fresh, _d1) = fresh_database().await;
+    json_out(&cli(
+        &fresh,
+        &["admin", "create-account", "--name", "First"],
+    ));
+    let conn = agentic_api::db::connect(&fresh).await.unwrap();
+    assert_eq!(pending_migrations(&conn).await, 0);
+    assert_eq!(
+        entity::account::Entity::find().count(&conn).await.unwrap(),
+        1
+    );
+
+    // Partly migrated: a server of another version may be running on it.
+    let (db, _d2) = fresh_database().await;
+    let conn = agentic_api::db::connect(&db).await.unwrap();
+    let total = Migrator::migrations().len();
+    Migrator::up(&conn, Some(total as u32 - 1)).await.unwrap();
+    let out = cli(&db, &["admin", "create-account", "--name", "Acme"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "stderr: {err}");
+    assert!(out.stdout.is_empty());
+    assert!(
+        err.contains("agentic-api migrate") && err.contains("--migrate"),
+        "{err}"
+    );
+    assert_eq!(pending_migrations(&conn).await, 1, "nothing migrated");
+    assert_eq!(
+        entity::account::Entity::find().count(&conn).await.unwrap(),
+        0,
+        "nothing written"
+    );
+
+    // Asked to, it migrates, then acts; the flag goes on either side.
+    json_out(&cli(
+        &db,
+        &["admin", "--migrate", "create-account", "--name", "Acme"],
+    ));
+    assert_eq!(pending_migrations(&conn).await, 0);
+    json_out(&cli(
+        &db,
+        &["admin", "create-account", "--name", "Beta", "--migrate"],
+    ));
+    assert_eq!(
+        entity::account::Entity::find().count(&conn).await.unwrap(),
+        2
+    );
+}
