@@ -30,39 +30,15 @@ fn json_out(out: &std::process::Output) -> Value {
     serde_json::from_str(stdout.trim()).unwrap()
 }
 
-fn fails(out: &std::process::Output, needle: &str) {
-    assert!(
-        !out.status.success(),
-        "expected failure, got {}",
-        String::from_utf8_lossy(&out.stdout)
-    );
-    assert!(out.stdout.is_empty(), "nothing on stdout on failure");
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        err.contains(needle),
-        "stderr {err:?} should mention {needle:?}"
-    );
-}
-
-async fn counts(app: &TestApp) -> (u64, u64, u64, u64, u64) {
+async fn counts(app: &TestApp) -> (u64, u64, u64, u64, u64, u64) {
+    let db = &app.db;
     (
-        entity::account::Entity::find()
-            .count(&app.db)
-            .await
-            .unwrap(),
-        entity::user::Entity::find().count(&app.db).await.unwrap(),
-        entity::api_key::Entity::find()
-            .count(&app.db)
-            .await
-            .unwrap(),
-        entity::phone_line::Entity::find()
-            .count(&app.db)
-            .await
-            .unwrap(),
-        entity::storefront::Entity::find()
-            .count(&app.db)
-            .await
-            .unwrap(),
+        entity::account::Entity::find().count(db).await.unwrap(),
+        entity::user::Entity::find().count(db).await.unwrap(),
+        entity::api_key::Entity::find().count(db).await.unwrap(),
+        entity::phone_line::Entity::find().count(db).await.unwrap(),
+        entity::storefront::Entity::find().count(db).await.unwrap(),
+        entity::brand::Entity::find().count(db).await.unwrap(),
     )
 }
 
@@ -218,270 +194,11 @@ async fn admin_commands_provision_a_tenant_whose_key_works() {
 #[actix_web::test]
 async fn admin_commands_reject_bad_input_and_write_nothing() {
     let app = spawn_app().await;
-    let db = &app.database_url;
     let t = app.tenant().await;
-    let uid = t.user_id.to_string();
-    let before = counts(&app).await;
-    fails(
-        &cli(db, &["admin", "create-account", "--name", "  "]),
-        "name",
-    );
-    fails(
-        &cli(
-            db,
-            &[
-                "admin",
-                "create-user",
-                "--account",
-                "nope",
-                "--email",
-                "a@b.example",
-                "--name",
-                "A",
-            ],
-        ),
-        "unknown account",
-    );
-    fails(
-        &cli(
-            db,
-            &[
-                "admin",
-                "create-user",
-                "--account",
-                &t.account_id,
-                "--email",
-                "not-an-email",
-                "--name",
-                "A",
-            ],
-        ),
-        "invalid email",
-    );
-    fails(
-        &cli(
-            db,
-            &[
-                "admin",
-                "create-user",
-                "--account",
-                &t.account_id,
-                "--email",
-                "a@b.example",
-                "--name",
-                "A",
-                "--role",
-                "owner",
-            ],
-        ),
-        "unknown role",
-    );
-    fails(
-        &cli(
-            db,
-            &[
-                "admin",
-                "create-user",
-                "--account",
-                &t.account_id,
-                "--email",
-                &t.email,
-                "--name",
-                "Dup",
-            ],
-        ),
-        "already exists",
-    );
-    fails(
-        &cli(
-            db,
-            &[
-                "admin",
-                "create-user",
-                "--account",
-                &t.account_id,
-                "--email",
-                "c@b.example",
-                "--name",
-                "A",
-                "--password",
-                "short",
-            ],
-        ),
-        "password",
-    );
-    fails(
-        &cli(db, &["admin", "create-api-key", "--user", "999999"]),
-        "unknown user",
-    );
-    fails(
-        &cli(db, &["admin", "create-api-key", "--user", "abc"]),
-        "unknown user",
-    );
-    fails(
-        &cli(
-            db,
-            &[
-                "admin",
-                "create-api-key",
-                "--user",
-                &uid,
-                "--permission",
-                "platform:root",
-            ],
-        ),
-        "unknown permission",
-    );
-    fails(
-        &cli(
-            db,
-            &[
-                "admin",
-                "provision-line",
-                "--account",
-                &t.account_id,
-                "--number",
-                "4155550123",
-                "--kind",
-                "sms",
-            ],
-        ),
-        "E.164",
-    );
-    fails(
-        &cli(
-            db,
-            &[
-                "admin",
-                "provision-line",
-                "--account",
-                &t.account_id,
-                "--number",
-                "+1555",
-                "--kind",
-                "sms",
-            ],
-        ),
-        "E.164",
-    );
-    fails(
-        &cli(
-            db,
-            &[
-                "admin",
-                "provision-line",
-                "--account",
-                &t.account_id,
-                "--number",
-                "+14155550123",
-                "--kind",
-                "mms",
-            ],
-        ),
-        "kind",
-    );
-    fails(
-        &cli(
-            db,
-            &[
-                "admin",
-                "provision-line",
-                "--account",
-                "nope",
-                "--number",
-                "+14155550123",
-                "--kind",
-                "sms",
-            ],
-        ),
-        "unknown account",
-    );
-    fails(
-        &cli(
-            db,
-            &[
-                "admin",
-                "provision-line",
-                "--account",
-                &t.account_id,
-                "--number",
-                "+14155550123",
-                "--kind",
-                "fax",
-                "--rcs-agent-verified",
-            ],
-        ),
-        "sms",
-    );
-    fails(
-        &cli(
-            db,
-            &[
-                "admin",
-                "register-storefront",
-                "--name",
-                "S",
-                "--url",
-                "http://seller.example.com/mcp",
-            ],
-        ),
-        "https",
-    );
-    fails(
-        &cli(
-            db,
-            &[
-                "admin",
-                "register-storefront",
-                "--name",
-                "S",
-                "--url",
-                "https://127.0.0.1/mcp",
-            ],
-        ),
-        "public",
-    );
-    fails(
-        &cli(
-            db,
-            &[
-                "admin",
-                "register-storefront",
-                "--name",
-                "S",
-                "--url",
-                "https://user:pw@seller.example.com/",
-            ],
-        ),
-        "credentials",
-    );
-    fails(
-        &cli(
-            db,
-            &[
-                "admin",
-                "register-storefront",
-                "--name",
-                "S",
-                "--url",
-                "not a url",
-            ],
-        ),
-        "invalid URL",
-    );
-    fails(
-        &cli(db, &["admin", "revoke-api-key", "--key", "agk_nope"]),
-        "no live API key",
-    );
-    assert_eq!(
-        counts(&app).await,
-        before,
-        "failed commands must write nothing"
-    );
-
+    let other = app.tenant().await;
     // A number already provisioned is not claimed by another account.
     json_out(&cli(
-        db,
+        &app.database_url,
         &[
             "admin",
             "provision-line",
@@ -493,23 +210,141 @@ async fn admin_commands_reject_bad_input_and_write_nothing() {
             "sms",
         ],
     ));
-    let other = app.tenant().await;
-    fails(
-        &cli(
-            db,
-            &[
-                "admin",
-                "provision-line",
-                "--account",
-                &other.account_id,
-                "--number",
-                "+14155550123",
-                "--kind",
-                "sms",
-            ],
+    let (acct, uid) = (t.account_id.as_str(), t.user_id.to_string());
+    let line = |account: &str, number: &str, kind: &str, extra: &[&str]| -> Vec<String> {
+        let mut v = vec![
+            "provision-line",
+            "--account",
+            account,
+            "--number",
+            number,
+            "--kind",
+            kind,
+        ];
+        v.extend_from_slice(extra);
+        v.into_iter().map(String::from).collect()
+    };
+    let user = |account: &str, email: &str, extra: &[&str]| -> Vec<String> {
+        let mut v = vec![
+            "create-user",
+            "--account",
+            account,
+            "--email",
+            email,
+            "--name",
+            "A",
+        ];
+        v.extend_from_slice(extra);
+        v.into_iter().map(String::from).collect()
+    };
+    let args = |a: &[&str]| -> Vec<String> { a.iter().map(|s| s.to_string()).collect() };
+    // (arguments after `admin`, fragment the message on stderr must contain)
+    let table: Vec<(Vec<String>, &str)> = vec![
+        (args(&["create-account"]), "--name"),
+        (args(&["create-account", "--name", "  "]), "name"),
+        (user("nope", "a@b.example", &[]), "unknown account"),
+        (user(acct, "not-an-email", &[]), "invalid email"),
+        (
+            user(acct, "a@b.example", &["--role", "owner"]),
+            "unknown role",
         ),
-        "already provisioned",
-    );
+        (user(acct, &t.email, &[]), "already exists"),
+        (
+            user(acct, "c@b.example", &["--password", "short"]),
+            "password",
+        ),
+        (
+            args(&["create-api-key", "--user", "999999"]),
+            "unknown user",
+        ),
+        (args(&["create-api-key", "--user", "abc"]), "unknown user"),
+        (
+            args(&[
+                "create-api-key",
+                "--user",
+                &uid,
+                "--permission",
+                "platform:root",
+            ]),
+            "unknown permission",
+        ),
+        (line(acct, "4155550123", "sms", &[]), "E.164"),
+        (line(acct, "+1555", "sms", &[]), "E.164"),
+        (line(acct, "+14155550199", "mms", &[]), "kind"),
+        (line("nope", "+14155550199", "sms", &[]), "unknown account"),
+        (
+            line(acct, "+14155550199", "fax", &["--rcs-agent-verified"]),
+            "sms",
+        ),
+        (
+            line(&other.account_id, "+14155550123", "sms", &[]),
+            "already provisioned",
+        ),
+        (
+            args(&[
+                "register-storefront",
+                "--name",
+                "S",
+                "--url",
+                "http://seller.example.com/mcp",
+            ]),
+            "https",
+        ),
+        (
+            args(&[
+                "register-storefront",
+                "--name",
+                "S",
+                "--url",
+                "https://127.0.0.1/mcp",
+            ]),
+            "public",
+        ),
+        (
+            args(&[
+                "register-storefront",
+                "--name",
+                "S",
+                "--url",
+                "https://user:pw@seller.example.com/",
+            ]),
+            "credentials",
+        ),
+        (
+            args(&["register-storefront", "--name", "S", "--url", "not a url"]),
+            "invalid URL",
+        ),
+        (
+            args(&[
+                "register-brand",
+                "--domain",
+                "acme.com",
+                "--name",
+                "Acme",
+                "--manifest",
+                "[1]",
+            ]),
+            "--manifest must be a JSON object",
+        ),
+        (
+            args(&["revoke-api-key", "--key", "agk_nope"]),
+            "no live API key",
+        ),
+    ];
+    let before = counts(&app).await;
+    for (argv, needle) in &table {
+        let mut full = vec!["admin"];
+        full.extend(argv.iter().map(String::as_str));
+        let out = cli(&app.database_url, &full);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{full:?} should fail; stderr {err}");
+        assert!(out.stdout.is_empty(), "{full:?}: nothing on stdout");
+        assert!(
+            err.contains(needle),
+            "{full:?}: stderr {err:?} lacks {needle:?}"
+        );
+        assert_eq!(counts(&app).await, before, "{full:?} wrote something");
+    }
 }
 
 #[actix_web::test]
