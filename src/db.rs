@@ -98,13 +98,15 @@ pub async fn migrate(db: &DatabaseConnection) -> anyhow::Result<()> {
             .await
             .context("cannot take the migration lock")?;
         let result = Migrator::up(db, None).await;
-        sqlx::query("SELECT pg_advisory_unlock($1)")
+        let unlocked = sqlx::query("SELECT pg_advisory_unlock($1)")
             .bind(MIGRATION_LOCK)
             .execute(&mut lock)
-            .await
-            .context("cannot release the migration lock")?;
+            .await;
         lock.close().await.ok();
-        result.context("migration failed")
+        // The migration's own error is the one worth reporting.
+        result.context("migration failed")?;
+        unlocked.context("cannot release the migration lock")?;
+        Ok(())
     } else {
         // SQLite: one write transaction; a concurrent migrator waits for the
         // write lock, then finds nothing pending. DDL is transactional here.
