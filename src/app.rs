@@ -64,7 +64,7 @@ pub struct Application {
 impl Application {
     /// Connects, migrates and binds.
     pub async fn build(config: Config) -> anyhow::Result<Self> {
-        let db = crate::db::connect(&config.database_url).await?;
+        let db = crate::db::connect_with(&config.database_url, config.sqlite_synchronous).await?;
         crate::db::migrate(&db).await?;
         Self::build_with_db(config, db).await
     }

@@ -28,7 +28,11 @@ pub enum Command {
     /// Apply pending migrations and exit.
     Migrate,
     /// Operator actions against the database; each prints one JSON object.
+    /// A fresh database is migrated first; a partly migrated one only with --migrate.
     Admin {
+        /// Apply pending migrations first, even if the database is in use.
+        #[arg(long, global = true)]
+        migrate: bool,
         #[command(subcommand)]
         command: AdminCommand,
     },

@@ -59,6 +59,11 @@ pub struct Config {
     /// origins such as `https://app.example.com`; empty means none.
     #[arg(long, env = "AGENTIC_CORS_ORIGINS", default_value = "", global = true)]
     pub cors_origins: AllowedOrigins,
+    /// SQLite `synchronous`: `full` (a commit survives power loss) or `normal`
+    /// (faster; the last commits can be lost on power loss).
+    #[arg(long, env = "AGENTIC_SQLITE_SYNCHRONOUS", value_enum,
+          default_value_t = crate::db::SqliteSync::Full, global = true)]
+    pub sqlite_synchronous: crate::db::SqliteSync,
 
     /// tracing filter, e.g. `info` or `agentic_api=debug`.
     #[arg(long, env = "AGENTIC_LOG", default_value = "info", global = true)]
@@ -141,6 +146,7 @@ impl Config {
             trusted_proxies: Default::default(),
             carrier_url: None,
             cors_origins: AllowedOrigins::none(),
+            sqlite_synchronous: crate::db::SqliteSync::Full,
             log: "info".into(),
             log_format: Default::default(),
             metrics: true,

@@ -4,19 +4,42 @@
 use std::str::FromStr;
 use std::time::Duration;
 
-use anyhow::Context;
+use anyhow::{Context, bail};
 use migration::{Migrator, MigratorTrait};
 use sea_orm::sqlx::sqlite::{
     SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous,
 };
-use sea_orm::{ConnectOptions, Database, DatabaseConnection, SqlxSqliteConnector};
+use sea_orm::sqlx::{self, Connection};
+use sea_orm::{
+    ConnectOptions, Database, DatabaseConnection, DatabaseTransaction, DbBackend, DbErr,
+    SqliteTransactionMode, SqlxSqliteConnector, TransactionOptions, TransactionTrait,
+};
 
+/// SQLite's `synchronous` setting (`AGENTIC_SQLITE_SYNCHRONOUS`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum SqliteSync {
+    /// Every commit is on disk before it is acknowledged (survives power loss).
+    #[default]
+    Full,
+    /// Faster; in WAL mode the last commits can be lost on power loss
+    /// (never corrupted).
+    Normal,
+}
+
+/// Connects with the default (durable) SQLite settings.
 pub async fn connect(url: &str) -> anyhow::Result<DatabaseConnection> {
+    connect_with(url, SqliteSync::default()).await
+}
+
+pub async fn connect_with(url: &str, sync: SqliteSync) -> anyhow::Result<DatabaseConnection> {
     if url.starts_with("sqlite:") {
         let opts = SqliteConnectOptions::from_str(url)
             .with_context(|| format!("invalid SQLite URL {url}"))?
             .journal_mode(SqliteJournalMode::Wal)
-            .synchronous(SqliteSynchronous::Normal)
+            .synchronous(match sync {
+                SqliteSync::Full => SqliteSynchronous::Full,
+                SqliteSync::Normal => SqliteSynchronous::Normal,
+            })
             .foreign_keys(true)
             .busy_timeout(Duration::from_secs(10));
         let pool = SqlitePoolOptions::new()
@@ -39,6 +62,77 @@ pub async fn connect(url: &str) -> anyhow::Result<DatabaseConnection> {
     }
 }
 
+/// Begins a transaction that will write. On SQLite it takes the write lock
+/// at `BEGIN IMMEDIATE`, waiting out the busy timeout there: a deferred
+/// transaction that read first fails at once with SQLITE_BUSY when it tries
+/// to write while another connection writes. PostgreSQL ignores the mode.
+pub async fn begin_write<C: TransactionTrait<Transaction = DatabaseTransaction>>(
+    db: &C,
+) -> Result<DatabaseTransaction, DbErr> {
+    tracing::debug!("beginning a write transaction");
+    db.begin_with_options(TransactionOptions {
+        sqlite_transaction_mode: Some(SqliteTransactionMode::Immediate),
+        ..Default::default()
+    })
+    .await
+}
+
+/// Key of the PostgreSQL advisory lock that serialises migrations ("agentic").
+const MIGRATION_LOCK: i64 = 0x0061_6765_6e74_6963;
+
+/// Applies pending migrations; safe when several instances start together.
 pub async fn migrate(db: &DatabaseConnection) -> anyhow::Result<()> {
-    Migrator::up(db, None).await.context("migration failed")
+    if db.get_database_backend() == DbBackend::Postgres {
+        // A session lock on one dedicated connection, held while the pool
+        // migrates. The connection is detached from the pool, so dropping it
+        // on any early exit closes it and releases the lock.
+        let mut lock = db
+            .get_postgres_connection_pool()
+            .acquire()
+            .await
+            .context("cannot connect to the database")?
+            .detach();
+        sqlx::query("SELECT pg_advisory_lock($1)")
+            .bind(MIGRATION_LOCK)
+            .execute(&mut lock)
+            .await
+            .context("cannot take the migration lock")?;
+        let result = Migrator::up(db, None).await;
+        let unlocked = sqlx::query("SELECT pg_advisory_unlock($1)")
+            .bind(MIGRATION_LOCK)
+            .execute(&mut lock)
+            .await;
+        lock.close().await.ok();
+        // The migration's own error is the one worth reporting.
+        result.context("migration failed")?;
+        unlocked.context("cannot release the migration lock")?;
+        Ok(())
+    } else {
+        // SQLite: one write transaction; a concurrent migrator waits for the
+        // write lock, then finds nothing pending. DDL is transactional here.
+        let txn = begin_write(db).await?;
+        Migrator::up(&txn, None).await.context("migration failed")?;
+        txn.commit().await.context("migration failed")
+    }
+}
+
+/// The schema step of `admin`: a fresh database (nothing applied, so no
+/// server runs on it) is migrated; a partly migrated one may be in use by a
+/// running server of another version, so it is migrated only when asked.
+pub async fn migrate_for_admin(db: &DatabaseConnection, allowed: bool) -> anyhow::Result<()> {
+    let total = Migrator::migrations().len();
+    let pending = Migrator::get_pending_migrations_read_only(db)
+        .await
+        .context("cannot read the migration status")?
+        .len();
+    if pending == 0 {
+        return Ok(());
+    }
+    if pending == total || allowed {
+        return migrate(db).await;
+    }
+    bail!(
+        "the database has {pending} pending migration(s) of {total}; admin does not migrate a \
+         schema a server may be using: run `agentic-api migrate` first, or pass --migrate to admin"
+    )
 }

@@ -16,6 +16,7 @@ pub mod http;
 pub mod metrics;
 pub mod openapi;
 pub mod ops;
+pub mod rt;
 pub mod sse;
 pub mod state;
 pub mod telemetry;

@@ -22,19 +22,19 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
     let config = cli.config;
     match cli.command {
         Command::Migrate => {
-            let conn = db::connect(&config.database_url).await?;
+            let conn = db::connect_with(&config.database_url, config.sqlite_synchronous).await?;
             db::migrate(&conn).await?;
             println!("{}", serde_json::json!({ "migrated": true }));
         }
-        Command::Admin { command } => {
-            let conn = db::connect(&config.database_url).await?;
-            db::migrate(&conn).await?;
+        Command::Admin { migrate, command } => {
+            let conn = db::connect_with(&config.database_url, config.sqlite_synchronous).await?;
+            db::migrate_for_admin(&conn, migrate).await?;
             let out = admin::run(&conn, &config, command).await?;
             println!("{out}");
         }
         Command::Serve { demo: with_demo } => {
             raise_open_file_limit();
-            let conn = db::connect(&config.database_url).await?;
+            let conn = db::connect_with(&config.database_url, config.sqlite_synchronous).await?;
             db::migrate(&conn).await?;
             if with_demo {
                 let d = demo::seed(&conn).await?;
@@ -56,7 +56,9 @@ fn raise_open_file_limit() {
     match rlimit::getrlimit(rlimit::Resource::NOFILE) {
         Ok((soft, hard)) => match rlimit::increase_nofile_limit(hard) {
             Ok(now) => tracing::info!(soft_was = soft, soft = now, hard, "open-file limit"),
-            Err(err) => tracing::warn!(error = %err, soft, hard, "could not raise the open-file limit"),
+            Err(err) => {
+                tracing::warn!(error = %err, soft, hard, "could not raise the open-file limit")
+            }
         },
         Err(err) => tracing::warn!(error = %err, "could not read the open-file limit"),
     }

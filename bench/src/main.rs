@@ -4,6 +4,7 @@
 //!
 //!     cargo run --release -p bench -- auth-read [--seconds 10] [--connections 32]
 
+mod durability;
 mod load;
 mod rooms;
 mod server;
@@ -63,7 +64,12 @@ fn parse_args() -> anyhow::Result<Args> {
     Ok(args)
 }
 
-const SCENARIOS: &[&str] = &["auth-read", "room-fanout", "conversations-list"];
+const SCENARIOS: &[&str] = &[
+    "auth-read",
+    "room-fanout",
+    "conversations-list",
+    "message-post-sync",
+];
 
 fn main() -> anyhow::Result<()> {
     let args = parse_args()?;
@@ -78,6 +84,7 @@ fn main() -> anyhow::Result<()> {
             "auth-read" => auth_read(&args).await,
             "room-fanout" => rooms::room_fanout(&args).await,
             "conversations-list" => rooms::conversations_list(&args).await,
+            "message-post-sync" => durability::message_post_sync(&args).await,
             other => bail!("unknown scenario {other}; known: {}", SCENARIOS.join(", ")),
         }
     })

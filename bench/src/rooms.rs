@@ -58,14 +58,18 @@ impl Poster {
             .header("host", self.addr.to_string())
             .header("authorization", &self.auth)
             .header("content-type", "application/json")
-            .body(http_body_util::Full::new(bytes::Bytes::from(serde_json::to_vec(body)?)))?;
+            .body(http_body_util::Full::new(bytes::Bytes::from(
+                serde_json::to_vec(body)?,
+            )))?;
         let res = self.tx.send_request(req).await?;
         if res.status() != 201 {
             bail!("post answered {}", res.status());
         }
         let bytes = res.into_body().collect().await?.to_bytes();
         let v: Value = serde_json::from_slice(&bytes)?;
-        v["data"]["message"]["sequence"].as_u64().context("sequence")
+        v["data"]["message"]["sequence"]
+            .as_u64()
+            .context("sequence")
     }
 }
 

@@ -57,12 +57,23 @@ fn build_server() -> anyhow::Result<PathBuf> {
 
 impl Server {
     pub async fn start(database_url: Option<&str>) -> anyhow::Result<Server> {
+        Self::start_with(database_url, &[]).await
+    }
+
+    /// Like `start`, with extra environment for the server process.
+    pub async fn start_with(
+        database_url: Option<&str>,
+        env: &[(&str, &str)],
+    ) -> anyhow::Result<Server> {
+        static STARTED: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
         let bin = build_server()?;
         let (database_url, dir) = match database_url {
             Some(u) => (u.to_string(), None),
             None => {
+                // One directory per server: a scenario may run several.
+                let n = STARTED.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                 let dir =
-                    std::env::temp_dir().join(format!("agentic-bench-{}", std::process::id()));
+                    std::env::temp_dir().join(format!("agentic-bench-{}-{n}", std::process::id()));
                 std::fs::create_dir_all(&dir)?;
                 let url = format!("sqlite://{}/bench.db?mode=rwc", dir.display());
                 (url, Some(TempDir(dir)))
@@ -74,6 +85,7 @@ impl Server {
             .env("AGENTIC_BIND", "127.0.0.1:0")
             .env("AGENTIC_RATE_LIMIT_PER_MINUTE", "1000000000")
             .env("AGENTIC_LOG", "warn")
+            .envs(env.iter().copied())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
             .spawn()

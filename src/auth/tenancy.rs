@@ -225,7 +225,10 @@ pub struct NewLine {
     pub inactive: bool,
 }
 
-pub async fn provision_line(db: &sea_orm::DatabaseConnection, new: NewLine) -> Result<i64> {
+pub async fn provision_line<C>(db: &C, new: NewLine) -> Result<i64>
+where
+    C: TransactionTrait<Transaction = sea_orm::DatabaseTransaction>,
+{
     let number = E164::parse(&new.number).map_err(TenancyError::Invalid)?;
     if new.kind != "sms" && new.kind != "fax" {
         return invalid(format!(
@@ -240,7 +243,8 @@ pub async fn provision_line(db: &sea_orm::DatabaseConnection, new: NewLine) -> R
     if profile.as_deref().is_some_and(str::is_empty) {
         return invalid("messaging profile must not be empty");
     }
-    let txn = db.begin().await?;
+    // Reads then writes: it must hold the write lock from the start.
+    let txn = crate::db::begin_write(db).await?;
     require_account(&txn, &new.account_id).await?;
     if phone_line::Entity::find()
         .filter(phone_line::Column::Number.eq(number.as_str()))

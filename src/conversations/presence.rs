@@ -226,13 +226,14 @@ impl PresenceWriter {
         let db = self.db.clone();
         let uid = self.uid.clone();
         let instance = self.bus.instance_id().to_string();
-        let work = async move {
+        let work = crate::rt::detached(async move {
             reconcile(&db, &uid, &instance, &target)
                 .await
                 .map(|()| target)
-        };
+        });
         ctx.spawn(work.into_actor(self).map(move |res, w, ctx| {
             w.writing = false;
+            let res = res.unwrap_or_else(|| Err(DbErr::Custom("presence write cancelled".into())));
             match res {
                 Ok(target) => {
                     let announce = target != w.written;
@@ -240,10 +241,12 @@ impl PresenceWriter {
                     if announce {
                         let bus = w.bus.clone();
                         let event = super::events::presence(&w.account_id, &w.uid);
-                        ctx.spawn(async move { bus.publish(event).await }.into_actor(w));
+                        tokio::spawn(async move { bus.publish(event).await });
                     }
                     w.write(false, ctx);
                 }
+                // Stopping anyway: nothing to retry for.
+                Err(_) if w.finishing => ctx.stop(),
                 Err(err) => {
                     tracing::warn!(error = %err, "presence write failed");
                     if let Some(room) = w.room.upgrade() {

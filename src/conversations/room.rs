@@ -453,13 +453,15 @@ impl Room {
         let mut keys: Vec<i64> = self.subs.metas().map(|m| m.key_id).collect();
         keys.sort_unstable();
         keys.dedup();
-        let work = async move {
+        let work = crate::rt::detached(async move {
             let state = service::room_state(&db, &uid).await?;
             let live = crate::auth::service::live_keys(&db, &account, &keys).await?;
             Ok::<_, sea_orm::DbErr>((state, live))
-        };
+        });
         ctx.spawn(work.into_actor(self).map(|res, room, ctx| {
             room.revalidating = false;
+            let res =
+                res.unwrap_or_else(|| Err(sea_orm::DbErr::Custom("revalidation cancelled".into())));
             match res {
                 Ok((None, _)) => {
                     let gone = room.subs.close_where(|_| true, no_access());
@@ -526,10 +528,13 @@ impl Room {
         let db = self.db.clone();
         let uid = self.uid.clone();
         let (from, upto) = (self.last_seq, self.want_upto);
-        let work =
-            async move { service::messages_between(&db, &uid, from, Some(upto), FETCH_PAGE).await };
+        let work = crate::rt::detached(async move {
+            service::messages_between(&db, &uid, from, Some(upto), FETCH_PAGE).await
+        });
         ctx.spawn(work.into_actor(self).map(move |res, room, ctx| {
             room.fetching = false;
+            let res =
+                res.unwrap_or_else(|| Err(sea_orm::DbErr::Custom("gap fill cancelled".into())));
             match res {
                 Ok(messages) => {
                     for m in messages {
@@ -562,11 +567,13 @@ impl Room {
         let db = self.db.clone();
         let uid = self.uid.clone();
         let ttl = self.tuning.presence_ttl();
-        let work = async move { presence::load(&db, &uid, ttl).await };
+        let work = crate::rt::detached(async move { presence::load(&db, &uid, ttl).await });
         ctx.spawn(work.into_actor(self).map(move |res, room, ctx| {
             if generation != room.presence_gen {
                 return;
             }
+            let res = res
+                .unwrap_or_else(|| Err(sea_orm::DbErr::Custom("presence load cancelled".into())));
             match res {
                 Ok(participants) => room.apply_presence(participants, ctx),
                 Err(err) => {

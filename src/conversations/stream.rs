@@ -20,9 +20,14 @@ impl ReplaySource for MessageReplay {
     fn page(&self, after: i64, rows: u64) -> Pin<Box<dyn Future<Output = ReplayPage> + Send>> {
         let db = self.db.clone();
         let uid = self.uid.clone();
+        let read = crate::rt::detached({
+            let uid = uid.clone();
+            async move { service::messages_between(&db, &uid, after, None, rows).await }
+        });
         Box::pin(async move {
-            let messages = service::messages_between(&db, &uid, after, None, rows)
+            let messages = read
                 .await
+                .unwrap_or_else(|| Err(sea_orm::DbErr::Custom("replay cancelled".into())))
                 .map_err(|err| {
                     tracing::warn!(error = %err, "room replay failed");
                     StreamError::database_unavailable()

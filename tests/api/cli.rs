@@ -4,8 +4,14 @@ use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use sea_orm::{EntityTrait, PaginatorTrait};
+use clap::Parser;
+use migration::{Migrator, MigratorTrait};
+use sea_orm::{
+    ColumnTrait, ConnectionTrait, DbBackend, EntityTrait, PaginatorTrait, QueryFilter, Statement,
+};
 use serde_json::Value;
+
+use agentic_api::auth::tenancy::{self, NewAccount};
 
 use crate::helpers::*;
 
@@ -24,39 +30,15 @@ fn json_out(out: &std::process::Output) -> Value {
     serde_json::from_str(stdout.trim()).unwrap()
 }
 
-fn fails(out: &std::process::Output, needle: &str) {
-    assert!(
-        !out.status.success(),
-        "expected failure, got {}",
-        String::from_utf8_lossy(&out.stdout)
-    );
-    assert!(out.stdout.is_empty(), "nothing on stdout on failure");
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        err.contains(needle),
-        "stderr {err:?} should mention {needle:?}"
-    );
-}
-
-async fn counts(app: &TestApp) -> (u64, u64, u64, u64, u64) {
+async fn counts(app: &TestApp) -> (u64, u64, u64, u64, u64, u64) {
+    let db = &app.db;
     (
-        entity::account::Entity::find()
-            .count(&app.db)
-            .await
-            .unwrap(),
-        entity::user::Entity::find().count(&app.db).await.unwrap(),
-        entity::api_key::Entity::find()
-            .count(&app.db)
-            .await
-            .unwrap(),
-        entity::phone_line::Entity::find()
-            .count(&app.db)
-            .await
-            .unwrap(),
-        entity::storefront::Entity::find()
-            .count(&app.db)
-            .await
-            .unwrap(),
+        entity::account::Entity::find().count(db).await.unwrap(),
+        entity::user::Entity::find().count(db).await.unwrap(),
+        entity::api_key::Entity::find().count(db).await.unwrap(),
+        entity::phone_line::Entity::find().count(db).await.unwrap(),
+        entity::storefront::Entity::find().count(db).await.unwrap(),
+        entity::brand::Entity::find().count(db).await.unwrap(),
     )
 }
 
@@ -212,270 +194,11 @@ async fn admin_commands_provision_a_tenant_whose_key_works() {
 #[actix_web::test]
 async fn admin_commands_reject_bad_input_and_write_nothing() {
     let app = spawn_app().await;
-    let db = &app.database_url;
     let t = app.tenant().await;
-    let uid = t.user_id.to_string();
-    let before = counts(&app).await;
-    fails(
-        &cli(db, &["admin", "create-account", "--name", "  "]),
-        "name",
-    );
-    fails(
-        &cli(
-            db,
-            &[
-                "admin",
-                "create-user",
-                "--account",
-                "nope",
-                "--email",
-                "a@b.example",
-                "--name",
-                "A",
-            ],
-        ),
-        "unknown account",
-    );
-    fails(
-        &cli(
-            db,
-            &[
-                "admin",
-                "create-user",
-                "--account",
-                &t.account_id,
-                "--email",
-                "not-an-email",
-                "--name",
-                "A",
-            ],
-        ),
-        "invalid email",
-    );
-    fails(
-        &cli(
-            db,
-            &[
-                "admin",
-                "create-user",
-                "--account",
-                &t.account_id,
-                "--email",
-                "a@b.example",
-                "--name",
-                "A",
-                "--role",
-                "owner",
-            ],
-        ),
-        "unknown role",
-    );
-    fails(
-        &cli(
-            db,
-            &[
-                "admin",
-                "create-user",
-                "--account",
-                &t.account_id,
-                "--email",
-                &t.email,
-                "--name",
-                "Dup",
-            ],
-        ),
-        "already exists",
-    );
-    fails(
-        &cli(
-            db,
-            &[
-                "admin",
-                "create-user",
-                "--account",
-                &t.account_id,
-                "--email",
-                "c@b.example",
-                "--name",
-                "A",
-                "--password",
-                "short",
-            ],
-        ),
-        "password",
-    );
-    fails(
-        &cli(db, &["admin", "create-api-key", "--user", "999999"]),
-        "unknown user",
-    );
-    fails(
-        &cli(db, &["admin", "create-api-key", "--user", "abc"]),
-        "unknown user",
-    );
-    fails(
-        &cli(
-            db,
-            &[
-                "admin",
-                "create-api-key",
-                "--user",
-                &uid,
-                "--permission",
-                "platform:root",
-            ],
-        ),
-        "unknown permission",
-    );
-    fails(
-        &cli(
-            db,
-            &[
-                "admin",
-                "provision-line",
-                "--account",
-                &t.account_id,
-                "--number",
-                "4155550123",
-                "--kind",
-                "sms",
-            ],
-        ),
-        "E.164",
-    );
-    fails(
-        &cli(
-            db,
-            &[
-                "admin",
-                "provision-line",
-                "--account",
-                &t.account_id,
-                "--number",
-                "+1555",
-                "--kind",
-                "sms",
-            ],
-        ),
-        "E.164",
-    );
-    fails(
-        &cli(
-            db,
-            &[
-                "admin",
-                "provision-line",
-                "--account",
-                &t.account_id,
-                "--number",
-                "+14155550123",
-                "--kind",
-                "mms",
-            ],
-        ),
-        "kind",
-    );
-    fails(
-        &cli(
-            db,
-            &[
-                "admin",
-                "provision-line",
-                "--account",
-                "nope",
-                "--number",
-                "+14155550123",
-                "--kind",
-                "sms",
-            ],
-        ),
-        "unknown account",
-    );
-    fails(
-        &cli(
-            db,
-            &[
-                "admin",
-                "provision-line",
-                "--account",
-                &t.account_id,
-                "--number",
-                "+14155550123",
-                "--kind",
-                "fax",
-                "--rcs-agent-verified",
-            ],
-        ),
-        "sms",
-    );
-    fails(
-        &cli(
-            db,
-            &[
-                "admin",
-                "register-storefront",
-                "--name",
-                "S",
-                "--url",
-                "http://seller.example.com/mcp",
-            ],
-        ),
-        "https",
-    );
-    fails(
-        &cli(
-            db,
-            &[
-                "admin",
-                "register-storefront",
-                "--name",
-                "S",
-                "--url",
-                "https://127.0.0.1/mcp",
-            ],
-        ),
-        "public",
-    );
-    fails(
-        &cli(
-            db,
-            &[
-                "admin",
-                "register-storefront",
-                "--name",
-                "S",
-                "--url",
-                "https://user:pw@seller.example.com/",
-            ],
-        ),
-        "credentials",
-    );
-    fails(
-        &cli(
-            db,
-            &[
-                "admin",
-                "register-storefront",
-                "--name",
-                "S",
-                "--url",
-                "not a url",
-            ],
-        ),
-        "invalid URL",
-    );
-    fails(
-        &cli(db, &["admin", "revoke-api-key", "--key", "agk_nope"]),
-        "no live API key",
-    );
-    assert_eq!(
-        counts(&app).await,
-        before,
-        "failed commands must write nothing"
-    );
-
+    let other = app.tenant().await;
     // A number already provisioned is not claimed by another account.
     json_out(&cli(
-        db,
+        &app.database_url,
         &[
             "admin",
             "provision-line",
@@ -487,23 +210,141 @@ async fn admin_commands_reject_bad_input_and_write_nothing() {
             "sms",
         ],
     ));
-    let other = app.tenant().await;
-    fails(
-        &cli(
-            db,
-            &[
-                "admin",
-                "provision-line",
-                "--account",
-                &other.account_id,
-                "--number",
-                "+14155550123",
-                "--kind",
-                "sms",
-            ],
+    let (acct, uid) = (t.account_id.as_str(), t.user_id.to_string());
+    let line = |account: &str, number: &str, kind: &str, extra: &[&str]| -> Vec<String> {
+        let mut v = vec![
+            "provision-line",
+            "--account",
+            account,
+            "--number",
+            number,
+            "--kind",
+            kind,
+        ];
+        v.extend_from_slice(extra);
+        v.into_iter().map(String::from).collect()
+    };
+    let user = |account: &str, email: &str, extra: &[&str]| -> Vec<String> {
+        let mut v = vec![
+            "create-user",
+            "--account",
+            account,
+            "--email",
+            email,
+            "--name",
+            "A",
+        ];
+        v.extend_from_slice(extra);
+        v.into_iter().map(String::from).collect()
+    };
+    let args = |a: &[&str]| -> Vec<String> { a.iter().map(|s| s.to_string()).collect() };
+    // (arguments after `admin`, fragment the message on stderr must contain)
+    let table: Vec<(Vec<String>, &str)> = vec![
+        (args(&["create-account"]), "--name"),
+        (args(&["create-account", "--name", "  "]), "name"),
+        (user("nope", "a@b.example", &[]), "unknown account"),
+        (user(acct, "not-an-email", &[]), "invalid email"),
+        (
+            user(acct, "a@b.example", &["--role", "owner"]),
+            "unknown role",
         ),
-        "already provisioned",
-    );
+        (user(acct, &t.email, &[]), "already exists"),
+        (
+            user(acct, "c@b.example", &["--password", "short"]),
+            "password",
+        ),
+        (
+            args(&["create-api-key", "--user", "999999"]),
+            "unknown user",
+        ),
+        (args(&["create-api-key", "--user", "abc"]), "unknown user"),
+        (
+            args(&[
+                "create-api-key",
+                "--user",
+                &uid,
+                "--permission",
+                "platform:root",
+            ]),
+            "unknown permission",
+        ),
+        (line(acct, "4155550123", "sms", &[]), "E.164"),
+        (line(acct, "+1555", "sms", &[]), "E.164"),
+        (line(acct, "+14155550199", "mms", &[]), "kind"),
+        (line("nope", "+14155550199", "sms", &[]), "unknown account"),
+        (
+            line(acct, "+14155550199", "fax", &["--rcs-agent-verified"]),
+            "sms",
+        ),
+        (
+            line(&other.account_id, "+14155550123", "sms", &[]),
+            "already provisioned",
+        ),
+        (
+            args(&[
+                "register-storefront",
+                "--name",
+                "S",
+                "--url",
+                "http://seller.example.com/mcp",
+            ]),
+            "https",
+        ),
+        (
+            args(&[
+                "register-storefront",
+                "--name",
+                "S",
+                "--url",
+                "https://127.0.0.1/mcp",
+            ]),
+            "public",
+        ),
+        (
+            args(&[
+                "register-storefront",
+                "--name",
+                "S",
+                "--url",
+                "https://user:pw@seller.example.com/",
+            ]),
+            "credentials",
+        ),
+        (
+            args(&["register-storefront", "--name", "S", "--url", "not a url"]),
+            "invalid URL",
+        ),
+        (
+            args(&[
+                "register-brand",
+                "--domain",
+                "acme.com",
+                "--name",
+                "Acme",
+                "--manifest",
+                "[1]",
+            ]),
+            "--manifest must be a JSON object",
+        ),
+        (
+            args(&["revoke-api-key", "--key", "agk_nope"]),
+            "no live API key",
+        ),
+    ];
+    let before = counts(&app).await;
+    for (argv, needle) in &table {
+        let mut full = vec!["admin"];
+        full.extend(argv.iter().map(String::as_str));
+        let out = cli(&app.database_url, &full);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{full:?} should fail; stderr {err}");
+        assert!(out.stdout.is_empty(), "{full:?}: nothing on stdout");
+        assert!(
+            err.contains(needle),
+            "{full:?}: stderr {err:?} lacks {needle:?}"
+        );
+        assert_eq!(counts(&app).await, before, "{full:?} wrote something");
+    }
 }
 
 #[actix_web::test]
@@ -720,4 +561,220 @@ async fn sigterm_closes_open_room_streams_with_an_error_event_then_exits() {
         .find("event: error")
         .expect("error event before the end")..];
     assert!(tail.contains("shutting down"), "{tail}");
+}
+
+#[actix_web::test]
+async fn sqlite_is_durable_by_default_and_normal_is_an_opt_in() {
+    // A SQLite setting: checked on a SQLite file whatever the test backend.
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("sqlite://{}/sync.db?mode=rwc", dir.path().display());
+    let cases: [(&[&str], i32); 3] = [
+        (&[], 2),
+        (&["--sqlite-synchronous", "normal"], 1),
+        (&["--sqlite-synchronous", "full"], 2),
+    ];
+    for (flags, want) in cases {
+        let mut argv = vec![
+            "agentic-api",
+            "--database-url",
+            &url,
+            "--bind",
+            "127.0.0.1:0",
+        ];
+        argv.extend_from_slice(flags);
+        argv.push("serve");
+        let parsed = agentic_api::cli::Cli::try_parse_from(&argv).unwrap();
+        let app = agentic_api::Application::build(parsed.config)
+            .await
+            .unwrap();
+        // The pool's connections all share the setting; any one answers.
+        let row = app
+            .state()
+            .db
+            .query_one_raw(Statement::from_string(
+                DbBackend::Sqlite,
+                "PRAGMA synchronous",
+            ))
+            .await
+            .unwrap()
+            .unwrap();
+        let level: i32 = row.try_get_by_index(0).unwrap();
+        assert_eq!(level, want, "PRAGMA synchronous with {flags:?}");
+    }
+
+    // Anything else is refused before the database is opened.
+    let path = dir.path().join("refused.db");
+    let out = Command::new(env!("CARGO_BIN_EXE_agentic-api"))
+        .arg("migrate")
+        .env(
+            "AGENTIC_DATABASE_URL",
+            format!("sqlite://{}?mode=rwc", path.display()),
+        )
+        .env("AGENTIC_SQLITE_SYNCHRONOUS", "off")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "stderr: {err}");
+    assert!(
+        err.contains("'off'") && err.contains("full, normal"),
+        "{err}"
+    );
+    assert!(!path.exists(), "nothing opened");
+}
+
+#[actix_web::test]
+async fn an_admin_write_waits_for_a_concurrent_writer_instead_of_failing() {
+    let app = spawn_app().await;
+    let t = app.tenant().await;
+    // Another writer (as the server would be) holds the write lock.
+    let holder = agentic_api::db::connect(&app.database_url).await.unwrap();
+    let txn = agentic_api::db::begin_write(&holder).await.unwrap();
+    tenancy::create_account(&txn, NewAccount::named("Held"))
+        .await
+        .unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_agentic-api"))
+        .args([
+            "admin",
+            "provision-line",
+            "--account",
+            &t.account_id,
+            "--number",
+            "+14155550188",
+            "--kind",
+            "sms",
+        ])
+        .env("AGENTIC_DATABASE_URL", &app.database_url)
+        .env("AGENTIC_LOG", "agentic_api=debug")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Once the CLI is about to begin its write, keep the lock ~1 s longer so
+    // its transaction runs into it.
+    let mut stderr = BufReader::new(child.stderr.take().unwrap());
+    let mut seen = String::new();
+    while !seen.contains("beginning a write transaction") {
+        if stderr.read_line(&mut seen).unwrap() == 0 {
+            break;
+        }
+    }
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    txn.commit().await.unwrap();
+    let rest = std::thread::spawn(move || {
+        let mut s = String::new();
+        std::io::Read::read_to_string(&mut stderr, &mut s).ok();
+        s
+    });
+    let out = child.wait_with_output().unwrap();
+    let stderr = seen + &rest.join().unwrap();
+    assert!(out.status.success(), "stderr: {stderr}");
+    let line: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(line["endpointId"].is_string(), "{line}");
+    assert_eq!(
+        entity::phone_line::Entity::find()
+            .count(&app.db)
+            .await
+            .unwrap(),
+        1
+    );
+    assert!(
+        entity::account::Entity::find()
+            .filter(entity::account::Column::Name.eq("Held"))
+            .one(&app.db)
+            .await
+            .unwrap()
+            .is_some(),
+        "the holder's write is kept too"
+    );
+}
+
+async fn pending_migrations(conn: &sea_orm::DatabaseConnection) -> usize {
+    Migrator::get_pending_migrations_read_only(conn)
+        .await
+        .unwrap()
+        .len()
+}
+
+#[actix_web::test]
+async fn instances_migrating_one_fresh_database_together_all_succeed() {
+    let (url, _dir) = fresh_database().await;
+    let mut conns = Vec::new();
+    for _ in 0..4 {
+        conns.push(agentic_api::db::connect(&url).await.unwrap());
+    }
+    let results = futures_util::future::join_all(conns.iter().map(agentic_api::db::migrate)).await;
+    for r in results {
+        r.unwrap();
+    }
+    let conn = &conns[0];
+    assert_eq!(pending_migrations(conn).await, 0);
+    let recorded = conn
+        .query_one_raw(Statement::from_string(
+            conn.get_database_backend(),
+            "SELECT COUNT(*) FROM seaql_migrations",
+        ))
+        .await
+        .unwrap()
+        .unwrap()
+        .try_get_by_index::<i64>(0)
+        .unwrap();
+    assert_eq!(
+        recorded as usize,
+        Migrator::migrations().len(),
+        "each migration applied once"
+    );
+    // Tables of the first and the last migration are there.
+    entity::account::Entity::find().count(conn).await.unwrap();
+    assert!(entity::brand::Entity::find().count(conn).await.unwrap() > 0);
+}
+
+#[actix_web::test]
+async fn admin_migrates_a_fresh_database_but_not_a_partly_migrated_one() {
+    // Fresh: nothing applied, so no server can be using it.
+    let (fresh, _d1) = fresh_database().await;
+    json_out(&cli(
+        &fresh,
+        &["admin", "create-account", "--name", "First"],
+    ));
+    let conn = agentic_api::db::connect(&fresh).await.unwrap();
+    assert_eq!(pending_migrations(&conn).await, 0);
+    assert_eq!(
+        entity::account::Entity::find().count(&conn).await.unwrap(),
+        1
+    );
+
+    // Partly migrated: a server of another version may be running on it.
+    let (db, _d2) = fresh_database().await;
+    let conn = agentic_api::db::connect(&db).await.unwrap();
+    let total = Migrator::migrations().len();
+    Migrator::up(&conn, Some(total as u32 - 1)).await.unwrap();
+    let out = cli(&db, &["admin", "create-account", "--name", "Acme"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "stderr: {err}");
+    assert!(out.stdout.is_empty());
+    assert!(
+        err.contains("agentic-api migrate") && err.contains("--migrate"),
+        "{err}"
+    );
+    assert_eq!(pending_migrations(&conn).await, 1, "nothing migrated");
+    assert_eq!(
+        entity::account::Entity::find().count(&conn).await.unwrap(),
+        0,
+        "nothing written"
+    );
+
+    // Asked to, it migrates, then acts; the flag goes on either side.
+    json_out(&cli(
+        &db,
+        &["admin", "--migrate", "create-account", "--name", "Acme"],
+    ));
+    assert_eq!(pending_migrations(&conn).await, 0);
+    json_out(&cli(
+        &db,
+        &["admin", "create-account", "--name", "Beta", "--migrate"],
+    ));
+    assert_eq!(
+        entity::account::Entity::find().count(&conn).await.unwrap(),
+        2
+    );
 }

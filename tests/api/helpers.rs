@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use actix_web::dev::ServerHandle;
 use actix_web::http::{Method, StatusCode, header::HeaderMap};
+use eventsource_stream::Eventsource;
 use futures_util::StreamExt;
 use sea_orm::{ConnectionTrait, DatabaseConnection};
 use serde_json::Value;
@@ -298,17 +299,27 @@ impl TestApp {
         );
         let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
         let task = actix_rt::spawn(async move {
-            let mut buf = String::new();
-            while let Some(chunk) = res.next().await {
-                let Ok(chunk) = chunk else { break };
-                buf.push_str(&String::from_utf8_lossy(&chunk));
-                while let Some(end) = buf.find("\n\n") {
-                    let block: String = buf.drain(..end + 2).collect();
-                    if let Some(ev) = SseEvent::parse(&block)
-                        && tx.send(ev).is_err()
-                    {
-                        return;
+            // eventsource-stream drops comments, which the keep-alive tests
+            // look for: complete lines starting with ':' are passed on as the
+            // bytes go by (ahead of any event in the same chunk).
+            let comments = tx.clone();
+            let mut partial = String::new();
+            let bytes = res.map(move |chunk| {
+                if let Ok(bytes) = &chunk {
+                    partial.push_str(&String::from_utf8_lossy(bytes));
+                    while let Some(end) = partial.find('\n') {
+                        let line: String = partial.drain(..=end).collect();
+                        if let Some(c) = line.trim_end().strip_prefix(':') {
+                            let _ = comments.send(SseEvent::comment(c.trim()));
+                        }
                     }
+                }
+                chunk
+            });
+            let mut events = std::pin::pin!(bytes.eventsource());
+            while let Some(Ok(ev)) = events.next().await {
+                if tx.send(SseEvent::from(ev)).is_err() {
+                    return;
                 }
             }
         });
@@ -320,43 +331,31 @@ impl TestApp {
 #[derive(Debug, Clone)]
 pub struct SseEvent {
     pub event: String,
+    /// The stream's last event id as of this event (SSE `lastEventId`).
     pub id: Option<String>,
     pub data: Value,
     pub raw_data: String,
 }
 
 impl SseEvent {
-    fn parse(block: &str) -> Option<SseEvent> {
-        let mut event = String::from("message");
-        let mut id = None;
-        let mut data = Vec::new();
-        let mut comment = None;
-        for line in block.lines() {
-            if let Some(c) = line.strip_prefix(':') {
-                comment = Some(c.trim().to_string());
-            } else if let Some(v) = line.strip_prefix("event:") {
-                event = v.trim().to_string();
-            } else if let Some(v) = line.strip_prefix("id:") {
-                id = Some(v.trim().to_string());
-            } else if let Some(v) = line.strip_prefix("data:") {
-                data.push(v.strip_prefix(' ').unwrap_or(v).to_string());
-            }
+    fn comment(text: &str) -> SseEvent {
+        SseEvent {
+            event: ":".into(),
+            id: None,
+            data: Value::Null,
+            raw_data: text.to_string(),
         }
-        if data.is_empty() {
-            return comment.map(|c| SseEvent {
-                event: ":".into(),
-                id: None,
-                data: Value::Null,
-                raw_data: c,
-            });
+    }
+}
+
+impl From<eventsource_stream::Event> for SseEvent {
+    fn from(ev: eventsource_stream::Event) -> Self {
+        SseEvent {
+            data: serde_json::from_str(&ev.data).unwrap_or(Value::Null),
+            id: (!ev.id.is_empty()).then_some(ev.id),
+            event: ev.event,
+            raw_data: ev.data,
         }
-        let raw_data = data.join("\n");
-        Some(SseEvent {
-            event,
-            id,
-            data: serde_json::from_str(&raw_data).unwrap_or(Value::Null),
-            raw_data,
-        })
     }
 }
 
