@@ -46,7 +46,7 @@ impl AppState {
             EventBus::in_process(instance_id)
         };
         let rooms = Rooms::new(db.clone(), bus.clone(), config.rooms.clone());
-        let conversation_lists = ListCache::new(config.rooms.presence_ttl(), !bus.is_distributed());
+        let conversation_lists = ListCache::new(config.rooms.presence_ttl(), bus.is_distributed());
         let sink: std::sync::Arc<dyn crate::bus::BusSink> = conversation_lists.clone();
         bus.register(std::sync::Arc::downgrade(&sink));
         AppState {

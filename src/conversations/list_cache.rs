@@ -1,17 +1,36 @@
-//! A read-through cache of serialized conversation lists for a single
-//! instance (with several instances lists are read from the database, so a
-//! client always reads its own writes). Dashboards poll the list; it changes
-//! only when a conversation of the account changes or someone enters or
-//! leaves a room. Every such change is a bus event, which bumps the
-//! account's generation, so older entries are never read again. A TTL
-//! bounds what no event announces (presence rows expiring).
+//! A read-through cache of serialized conversation lists. Dashboards poll
+//! the list; it changes only when a conversation of the account changes or
+//! someone enters or leaves a room. Entries are filed under the account's
+//! *generation* and older generations are never read again. Where the
+//! generation comes from depends on the deployment:
+//!
+//! - **Single instance** (SQLite, in-process bus): every change is a bus
+//!   event on this very instance, which bumps an in-memory generation, so a
+//!   cache hit costs no database work.
+//! - **Several instances on one database** (PostgreSQL): a change made
+//!   through another instance reaches this one's bus only some time after
+//!   that instance answered its client, so the bus cannot tell whether an
+//!   entry is current. The generation is instead the account's row in
+//!   `conversation_list_versions`, incremented in the same transaction as
+//!   every change a list shows ([`bump`]); it is read (one primary-key
+//!   lookup) before every list, so the very next list through any instance
+//!   sees a committed change: clients read their own writes across
+//!   instances.
+//!
+//! Presence rows also go stale without any change (a crashed instance stops
+//! refreshing them): an entry showing presence expires when the first row
+//! it shows would, and every entry after the TTL at the latest.
 
 use std::collections::HashMap;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use parking_lot::Mutex;
+use sea_orm::sea_query::{Expr, ExprTrait, OnConflict};
+use sea_orm::{ConnectionTrait, DbErr, EntityTrait, Set};
+
+use entity::conversation_list_version as version;
 
 use crate::bus::{BusEvent, BusSink};
 
@@ -25,17 +44,25 @@ pub struct ListKey {
     pub generation: u64,
 }
 
+#[derive(Clone)]
+struct Entry {
+    body: Bytes,
+    /// When a presence row the list shows goes stale.
+    until: Option<Instant>,
+}
+
 pub struct ListCache {
-    /// Off when several instances share the database (see the module doc).
-    enabled: bool,
+    /// Generations come from the database's version rows (several instances
+    /// share it) rather than from this instance's bus events.
+    shared_database: bool,
     generations: Mutex<HashMap<String, u64>>,
-    entries: moka::sync::Cache<ListKey, Bytes>,
+    entries: moka::sync::Cache<ListKey, Entry>,
 }
 
 impl ListCache {
-    pub fn new(ttl: Duration, enabled: bool) -> Arc<Self> {
+    pub fn new(ttl: Duration, shared_database: bool) -> Arc<Self> {
         Arc::new(ListCache {
-            enabled,
+            shared_database,
             generations: Mutex::new(HashMap::new()),
             entries: moka::sync::Cache::builder()
                 .max_capacity(10_000)
@@ -44,27 +71,40 @@ impl ListCache {
         })
     }
 
-    /// The account's current generation: read it *before* querying, so a
-    /// result computed across a concurrent change is filed under the old one.
-    pub fn generation(&self, account_id: &str) -> u64 {
-        self.generations
+    /// The account's current generation. Read it *before* querying the
+    /// list, so a result computed across a concurrent change is filed under
+    /// the older generation and never served for the newer one.
+    pub async fn generation(
+        &self,
+        db: &impl ConnectionTrait,
+        account_id: &str,
+    ) -> Result<u64, DbErr> {
+        if self.shared_database {
+            return current(db, account_id).await;
+        }
+        Ok(self
+            .generations
             .lock()
             .get(account_id)
             .copied()
-            .unwrap_or(0)
+            .unwrap_or(0))
     }
 
     pub fn get(&self, key: &ListKey) -> Option<Bytes> {
-        if !self.enabled {
-            return None;
+        let entry = self.entries.get(key)?;
+        match entry.until {
+            Some(until) if until <= Instant::now() => {
+                self.entries.invalidate(key);
+                None
+            }
+            _ => Some(entry.body),
         }
-        self.entries.get(key)
     }
 
-    pub fn put(&self, key: ListKey, body: Bytes) {
-        if self.enabled {
-            self.entries.insert(key, body);
-        }
+    /// Files `body` under `key`; `until` is when a presence row it shows
+    /// goes stale (then the entry is not served any more).
+    pub fn put(&self, key: ListKey, body: Bytes, until: Option<Instant>) {
+        self.entries.insert(key, Entry { body, until });
     }
 
     pub fn invalidate_account(&self, account_id: &str) {
@@ -78,11 +118,45 @@ impl ListCache {
 
 impl BusSink for ListCache {
     fn deliver(&self, event: &BusEvent) {
-        self.invalidate_account(event.account_id());
+        // With a shared database the version row is the truth; bumping the
+        // in-memory generation would only be unused bookkeeping.
+        if !self.shared_database {
+            self.invalidate_account(event.account_id());
+        }
     }
 
     fn transport_lost(&self) {
-        // Only a distributed bus has a transport to lose, and then the
-        // cache is off.
+        // Only a distributed bus has a transport to lose, and then validity
+        // comes from the database, not from events.
     }
+}
+
+/// The account's list version (0 before its first change).
+pub async fn current(db: &impl ConnectionTrait, account_id: &str) -> Result<u64, DbErr> {
+    Ok(version::Entity::find_by_id(account_id)
+        .one(db)
+        .await?
+        .map_or(0, |row| row.version as u64))
+}
+
+/// Increments the account's list version. Call it inside the transaction
+/// of every change a conversation list shows, last (so the row lock is held
+/// briefly and always taken after the conversation's).
+pub async fn bump(db: &impl ConnectionTrait, account_id: &str) -> Result<(), DbErr> {
+    let row = version::ActiveModel {
+        account_id: Set(account_id.to_string()),
+        version: Set(1),
+    };
+    version::Entity::insert(row)
+        .on_conflict(
+            OnConflict::column(version::Column::AccountId)
+                .value(
+                    version::Column::Version,
+                    Expr::col((version::Entity, version::Column::Version)).add(1),
+                )
+                .to_owned(),
+        )
+        .exec_without_returning(db)
+        .await?;
+    Ok(())
 }

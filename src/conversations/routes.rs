@@ -67,7 +67,10 @@ pub async fn list_conversations(
         shared_enabled: caller.account.shared_conversations_enabled,
         take: page.take,
         skip: page.skip,
-        generation: state.conversation_lists.generation(caller.account_id()),
+        generation: state
+            .conversation_lists
+            .generation(&state.db, caller.account_id())
+            .await?,
     };
     if let Some(body) = state.conversation_lists.get(&key) {
         return Ok(json_response(body));
@@ -90,7 +93,9 @@ pub async fn list_conversations(
         })
         .map_err(ApiError::internal)?,
     );
-    state.conversation_lists.put(key, body.clone());
+    state
+        .conversation_lists
+        .put(key, body.clone(), found.presence_until);
     Ok(json_response(body))
 }
 
