@@ -17,6 +17,14 @@
 //!   sees a committed change: clients read their own writes across
 //!   instances.
 //!
+//!   Concurrent lists of one account share their version reads: a request
+//!   joins the next read that has not been sent yet (never one already in
+//!   flight, which may have been answered before the request's own write
+//!   committed), and at most one read per account is in flight at a time.
+//!   Every request is still answered from a read sent after it arrived, so
+//!   read-your-writes holds, while a busy account costs one read per round
+//!   trip rather than one per request.
+//!
 //! Presence rows also go stale without any change (a crashed instance stops
 //! refreshing them): an entry showing presence expires when the first row
 //! it shows would, and every entry after the TTL at the latest.
@@ -28,7 +36,8 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 use parking_lot::Mutex;
 use sea_orm::sea_query::{Expr, ExprTrait, OnConflict};
-use sea_orm::{ConnectionTrait, DbErr, EntityTrait, Set};
+use sea_orm::{ConnectionTrait, DatabaseConnection, DbErr, EntityTrait, Set};
+use tokio::sync::watch;
 
 use entity::conversation_list_version as version;
 
@@ -57,6 +66,41 @@ pub struct ListCache {
     shared_database: bool,
     generations: Mutex<HashMap<String, u64>>,
     entries: moka::sync::Cache<ListKey, Entry>,
+    /// Version reads per account (shared database only).
+    reads: Arc<Mutex<HashMap<String, Reads>>>,
+}
+
+type ReadResult = Option<Result<u64, String>>;
+
+/// One version read, shared by every request that joined it before it was
+/// sent.
+struct Read(watch::Sender<ReadResult>);
+
+impl Read {
+    fn new() -> Arc<Read> {
+        Arc::new(Read(watch::channel(None).0))
+    }
+
+    async fn result(&self) -> Result<u64, DbErr> {
+        let mut rx = self.0.subscribe();
+        let got = rx
+            .wait_for(Option::is_some)
+            .await
+            .map_err(|_| DbErr::Custom("list version read abandoned".into()))?;
+        match &*got {
+            Some(Ok(v)) => Ok(*v),
+            Some(Err(e)) => Err(DbErr::Custom(e.clone())),
+            None => Err(DbErr::Custom("list version read abandoned".into())),
+        }
+    }
+}
+
+#[derive(Default)]
+struct Reads {
+    /// Not sent yet: new requests join it.
+    open: Option<Arc<Read>>,
+    /// Sent, not answered yet: too late to join.
+    running: Option<Arc<Read>>,
 }
 
 impl ListCache {
@@ -68,7 +112,60 @@ impl ListCache {
                 .max_capacity(10_000)
                 .time_to_live(ttl)
                 .build(),
+            reads: Default::default(),
         })
+    }
+
+    /// The account's version from a read sent after this call began; see the
+    /// module doc.
+    async fn shared_version(
+        &self,
+        db: &DatabaseConnection,
+        account_id: &str,
+    ) -> Result<u64, DbErr> {
+        let (read, previous) = {
+            let mut reads = self.reads.lock();
+            let slot = reads.entry(account_id.to_string()).or_default();
+            if let Some(open) = &slot.open {
+                (open.clone(), None)
+            } else {
+                let read = Read::new();
+                slot.open = Some(read.clone());
+                (read.clone(), Some(slot.running.clone()))
+            }
+        };
+        if let Some(previous) = previous {
+            // This request opened the read: send it once the one in flight
+            // is answered, in a task of its own so that a client going
+            // away does not strand the requests that joined it.
+            let reads = self.reads.clone();
+            let db = db.clone();
+            let account = account_id.to_string();
+            let mine = read.clone();
+            actix_rt::spawn(async move {
+                if let Some(previous) = previous {
+                    let _ = previous.result().await;
+                }
+                {
+                    let mut reads = reads.lock();
+                    let slot = reads.entry(account.clone()).or_default();
+                    slot.open = None;
+                    slot.running = Some(mine.clone());
+                }
+                let got = current(&db, &account).await.map_err(|e| e.to_string());
+                mine.0.send_replace(Some(got));
+                let mut reads = reads.lock();
+                if let Some(slot) = reads.get_mut(&account) {
+                    if slot.running.as_ref().is_some_and(|r| Arc::ptr_eq(r, &mine)) {
+                        slot.running = None;
+                    }
+                    if slot.open.is_none() && slot.running.is_none() {
+                        reads.remove(&account);
+                    }
+                }
+            });
+        }
+        read.result().await
     }
 
     /// The account's current generation. Read it *before* querying the
@@ -76,11 +173,11 @@ impl ListCache {
     /// the older generation and never served for the newer one.
     pub async fn generation(
         &self,
-        db: &impl ConnectionTrait,
+        db: &DatabaseConnection,
         account_id: &str,
     ) -> Result<u64, DbErr> {
         if self.shared_database {
-            return current(db, account_id).await;
+            return self.shared_version(db, account_id).await;
         }
         Ok(self
             .generations
