@@ -21,6 +21,10 @@ pub struct Args {
     pub sizes: Vec<usize>,
     /// room-fanout: posts per second.
     pub rate: u64,
+    /// conversations-list: server instances on the database (2 or more
+    /// needs PostgreSQL); lists are read through the last one, while seeding
+    /// and posts go through the first.
+    pub instances: usize,
 }
 
 fn parse_args() -> anyhow::Result<Args> {
@@ -32,6 +36,7 @@ fn parse_args() -> anyhow::Result<Args> {
         database_url: None,
         sizes: vec![100, 1000, 5000],
         rate: 20,
+        instances: 1,
     };
     while let Some(a) = it.next() {
         match a.as_str() {
@@ -47,9 +52,10 @@ fn parse_args() -> anyhow::Result<Args> {
                     .collect::<Result<_, _>>()?
             }
             "--rate" => args.rate = it.next().context("--rate N")?.parse()?,
+            "--instances" => args.instances = it.next().context("--instances N")?.parse()?,
             "-h" | "--help" => {
                 println!(
-                    "usage: bench SCENARIO [--seconds N] [--connections N] [--database-url URL] [--sizes 100,1000,5000] [--rate POSTS_PER_S]\nscenarios: {}",
+                    "usage: bench SCENARIO [--seconds N] [--connections N] [--database-url URL] [--sizes 100,1000,5000] [--rate POSTS_PER_S] [--instances N]\nscenarios: {}",
                     SCENARIOS.join(", ")
                 );
                 std::process::exit(0);
@@ -57,6 +63,15 @@ fn parse_args() -> anyhow::Result<Args> {
             s if args.scenario.is_empty() && !s.starts_with('-') => args.scenario = s.to_string(),
             other => bail!("unknown argument {other}"),
         }
+    }
+    if args.instances == 0
+        || (args.instances > 1
+            && !args
+                .database_url
+                .as_deref()
+                .is_some_and(|u| u.starts_with("postgres")))
+    {
+        bail!("--instances N: 1, or more with --database-url postgres://...");
     }
     if args.scenario.is_empty() {
         bail!("name a scenario: {}", SCENARIOS.join(", "));

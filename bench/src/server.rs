@@ -112,6 +112,11 @@ impl Server {
         })
     }
 
+    /// Another instance on this server's database (PostgreSQL).
+    pub async fn another(&self) -> anyhow::Result<Server> {
+        Server::start(Some(&self.database_url)).await
+    }
+
     pub fn backend(&self) -> &'static str {
         if self.database_url.starts_with("postgres") {
             "PostgreSQL"

@@ -7,6 +7,7 @@ pub mod api_key;
 pub mod audit_log;
 pub mod brand;
 pub mod conversation;
+pub mod conversation_list_version;
 pub mod conversation_message;
 pub mod conversation_presence;
 pub mod conversation_settings;

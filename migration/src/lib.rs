@@ -5,6 +5,7 @@ pub use sea_orm_migration::prelude::*;
 mod m20261122_000001_tenancy;
 mod m20261122_000002_conversations;
 mod m20261122_000003_buyer;
+mod m20261123_120000_conversation_list_versions;
 mod m20261123_120000_stream_tokens;
 
 /// A foreign key that deletes the row with its parent.
@@ -31,6 +32,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261122_000002_conversations::Migration),
             Box::new(m20261122_000003_buyer::Migration),
             Box::new(m20261123_120000_stream_tokens::Migration),
+            Box::new(m20261123_120000_conversation_list_versions::Migration),
         ]
     }
 }

@@ -36,7 +36,7 @@ pub fn register(
         config.rooms.clone(),
         shutdown.clone(),
     );
-    let lists = list_cache::ListCache::new(config.rooms.presence_ttl(), !bus.is_distributed());
+    let lists = list_cache::ListCache::new(config.rooms.presence_ttl(), bus.is_distributed());
     let sink: std::sync::Arc<dyn crate::bus::BusSink> = lists.clone();
     bus.subscribe(events::PREFIX, std::sync::Arc::downgrade(&sink));
     handles.insert(rooms);

@@ -91,7 +91,7 @@ impl Operation for ListConversations {
             shared_enabled: caller.account.shared_conversations_enabled,
             take: page.take,
             skip: page.skip,
-            generation: cache.generation(caller.account_id()),
+            generation: cache.generation(&ctx.db, caller.account_id()).await?,
         };
         if let Some((data, pagination)) = cache.get(&key) {
             return Ok(ListOut { data, pagination });
@@ -108,7 +108,7 @@ impl Operation for ListConversations {
             presence_by_conversation_uid: found.presence,
         };
         let data = serde_json::value::to_raw_value(&list).map_err(ApiError::internal)?;
-        cache.put(key, (data.clone(), pagination));
+        cache.put(key, (data.clone(), pagination), found.presence_until);
         Ok(ListOut { data, pagination })
     }
 

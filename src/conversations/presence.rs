@@ -9,10 +9,14 @@ use std::time::Duration;
 use actix::prelude::*;
 use chrono::Utc;
 use sea_orm::sea_query::OnConflict;
-use sea_orm::{ColumnTrait, ConnectionTrait, DatabaseConnection, DbErr, EntityTrait, QueryFilter};
+use sea_orm::{
+    ColumnTrait, ConnectionTrait, DatabaseConnection, DbErr, EntityTrait, QueryFilter,
+    TransactionTrait,
+};
 
 use entity::{conversation_presence as presence, user};
 
+use super::list_cache;
 use super::model::Participant;
 use super::room::Fail;
 use crate::bus::EventBus;
@@ -28,14 +32,42 @@ pub async fn load_many(
     uids: &[&str],
     ttl: Duration,
 ) -> Result<HashMap<String, Vec<Participant>>, DbErr> {
+    Ok(load_many_until(db, uids, ttl).await?.0)
+}
+
+/// [`load_many`], and until when that answer holds without any write: the
+/// moment the first (conversation, user) it shows goes stale, unless its
+/// row is refreshed (`None` when nobody is present).
+pub async fn load_many_until(
+    db: &impl ConnectionTrait,
+    uids: &[&str],
+    ttl: Duration,
+) -> Result<
+    (
+        HashMap<String, Vec<Participant>>,
+        Option<chrono::DateTime<Utc>>,
+    ),
+    DbErr,
+> {
     let rows = presence::Entity::find()
         .filter(presence::Column::ConversationUid.is_in(uids.iter().copied()))
         .filter(presence::Column::SeenAt.gt(fresh_after(ttl)))
         .all(db)
         .await?;
     if rows.is_empty() {
-        return Ok(HashMap::new());
+        return Ok((HashMap::new(), None));
     }
+    // A user is present while any instance's row is fresh: the latest row
+    // of each (conversation, user) decides when that pair goes stale.
+    let mut latest: HashMap<(&str, i64), chrono::DateTime<Utc>> = HashMap::new();
+    for row in &rows {
+        let seen = latest
+            .entry((row.conversation_uid.as_str(), row.user_id))
+            .or_insert(row.seen_at);
+        *seen = (*seen).max(row.seen_at);
+    }
+    let ttl = chrono::Duration::from_std(ttl).unwrap_or(chrono::Duration::seconds(45));
+    let until = latest.into_values().min().map(|seen| seen + ttl);
     let user_ids: BTreeSet<i64> = rows.iter().map(|r| r.user_id).collect();
     let users: HashMap<i64, Participant> = user::Entity::find()
         .filter(user::Column::Id.is_in(user_ids))
@@ -62,10 +94,11 @@ pub async fn load_many(
                 .insert(p.clone());
         }
     }
-    Ok(by_conv
+    let by_conv = by_conv
         .into_iter()
         .map(|(k, v)| (k, v.into_iter().collect()))
-        .collect())
+        .collect();
+    Ok((by_conv, until))
 }
 
 /// Present users of one conversation, ordered by user id.
@@ -80,9 +113,27 @@ pub async fn load(
         .unwrap_or_default())
 }
 
-/// Brings this instance's rows for `uid` to exactly `users`.
+/// Brings this instance's rows for `uid` to exactly `users`. A change of
+/// who is present (`changed_in`: the conversation's account) also bumps the
+/// account's list version, in the same transaction; a refresh does not.
 async fn reconcile(
     db: &DatabaseConnection,
+    uid: &str,
+    instance_id: &str,
+    users: &BTreeSet<i64>,
+    changed_in: Option<&str>,
+) -> Result<(), DbErr> {
+    let Some(account_id) = changed_in else {
+        return write_rows(db, uid, instance_id, users).await;
+    };
+    let txn = db.begin().await?;
+    write_rows(&txn, uid, instance_id, users).await?;
+    list_cache::bump(&txn, account_id).await?;
+    txn.commit().await
+}
+
+async fn write_rows(
+    db: &impl ConnectionTrait,
     uid: &str,
     instance_id: &str,
     users: &BTreeSet<i64>,
@@ -226,8 +277,10 @@ impl PresenceWriter {
         let db = self.db.clone();
         let uid = self.uid.clone();
         let instance = self.bus.instance_id().to_string();
+        // A change of who is present also bumps the account's list version.
+        let changed = (target != self.written).then(|| self.account_id.clone());
         let work = crate::rt::detached(async move {
-            reconcile(&db, &uid, &instance, &target)
+            reconcile(&db, &uid, &instance, &target, changed.as_deref())
                 .await
                 .map(|()| target)
         });

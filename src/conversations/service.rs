@@ -19,7 +19,7 @@ use super::model::{
     Audience, Content, ConversationOut, ConversationUid, DEFAULT_TITLE, MessageOut, Participant,
     Title, message_created_data,
 };
-use super::presence;
+use super::{list_cache, presence};
 use crate::auth::CallerInfo;
 use crate::bus::EventBus;
 use crate::error::ApiError;
@@ -72,6 +72,9 @@ pub struct ListPage {
     pub conversations: Vec<ConversationOut>,
     pub presence: HashMap<String, Vec<Participant>>,
     pub total: u64,
+    /// When the first presence entry shown goes stale unless refreshed: the
+    /// page may change then without any write (`None`: nobody present).
+    pub presence_until: Option<std::time::Instant>,
 }
 
 /// A conversation row with the size of the whole filtered set, so a page
@@ -128,14 +131,18 @@ pub async fn list(
         None => 0,
     };
     let uids: Vec<&str> = rows.iter().map(|r| r.uid.as_str()).collect();
-    let presence = if caller.account.shared_conversations_enabled
+    let (presence, presence_until) = if caller.account.shared_conversations_enabled
         && !uids.is_empty()
         && presence_possible(&uids)
     {
-        presence::load_many(db, &uids, presence_ttl).await?
+        presence::load_many_until(db, &uids, presence_ttl).await?
     } else {
-        HashMap::new()
+        (HashMap::new(), None)
     };
+    let presence_until = presence_until.map(|at| {
+        let left = (at - Utc::now()).to_std().unwrap_or_default();
+        std::time::Instant::now() + left
+    });
     let conversations = rows
         .into_iter()
         .map(|r| ConversationOut {
@@ -152,6 +159,7 @@ pub async fn list(
         conversations,
         presence,
         total,
+        presence_until,
     })
 }
 
@@ -227,6 +235,7 @@ pub async fn create(
         Some(t) => (t.into_inner(), false),
         None => (DEFAULT_TITLE.to_string(), true),
     };
+    let txn = db.begin().await?;
     let row = conversation::ActiveModel {
         uid: Set(ConversationUid::new_random().as_str().to_string()),
         account_id: Set(caller.account_id().to_string()),
@@ -238,8 +247,10 @@ pub async fn create(
         created_at: Set(now),
         updated_at: Set(now),
     }
-    .insert(db)
+    .insert(&txn)
     .await?;
+    list_cache::bump(&txn, &row.account_id).await?;
+    txn.commit().await?;
     bus.publish(events::changed(&row.account_id)).await;
     Ok(row.into())
 }
@@ -262,7 +273,10 @@ pub async fn rename(
     active.title = Set(title.into_inner());
     active.title_is_auto = Set(false);
     active.updated_at = Set(Utc::now());
-    let conv = active.update(db).await?;
+    let txn = db.begin().await?;
+    let conv = active.update(&txn).await?;
+    list_cache::bump(&txn, &conv.account_id).await?;
+    txn.commit().await?;
     bus.publish(events::changed(&conv.account_id)).await;
     Ok(conv.into())
 }
@@ -286,7 +300,10 @@ pub async fn set_sharing(
     let mut active = conv.into_active_model();
     active.sharing_enabled = Set(sharing_enabled);
     active.updated_at = Set(Utc::now());
-    let conv = active.update(db).await?;
+    let txn = db.begin().await?;
+    let conv = active.update(&txn).await?;
+    list_cache::bump(&txn, &conv.account_id).await?;
+    txn.commit().await?;
     bus.publish(events::access(
         &conv.account_id,
         &conv.uid,
@@ -349,6 +366,7 @@ pub async fn post_message(
         active.title = Set(title.into_inner());
         active.update(&txn).await?;
     }
+    list_cache::bump(&txn, caller.account_id()).await?;
     txn.commit().await?;
 
     let message = MessageOut::from(row);

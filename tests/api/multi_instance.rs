@@ -266,3 +266,101 @@ async fn a_key_revoked_on_one_instance_closes_its_stream_and_cache_entry_on_the_
     // Another user's cached key on B was not flushed: still answered.
     assert_eq!(b.get("/api/v2/me", &second).await.status, 200);
 }
+
+/// Lists are cached on every instance, yet each change made through one
+/// instance is in the very next list read through another: the cached pages
+/// are warmed on the reading instance first, so a stale cache would show.
+#[actix_web::test]
+#[ignore = "needs PostgreSQL (AGENTIC_TEST_DATABASE_URL)"]
+async fn every_change_through_one_instance_is_in_the_next_list_through_another() {
+    require_postgres();
+    const LIST: &str = "/api/v2/assistant/conversations";
+    let fast = |c: &mut agentic_api::Config| c.rooms.keepalive = Duration::from_millis(500);
+    let a = spawn_app_with(fast).await;
+    let b = spawn_on(&a.database_url, fast).await;
+    let alice = a.tenant().await;
+    let bob = a.user_in(&alice.account_id, "member", &[]).await;
+    let first = a.conversation(&alice, true).await;
+    let second = a.conversation(&alice, true).await;
+    async fn read(app: &TestApp, who: &Tenant) -> Resp {
+        let res = app.get(LIST, &who.key).await;
+        assert_eq!(res.status, 200, "{}", res.body);
+        res
+    }
+    fn top(res: &Resp) -> &serde_json::Value {
+        &res.data()["conversations"][0]
+    }
+    // Warm instance B's cache for Bob (twice: the second read is a hit).
+    for _ in 0..2 {
+        assert_eq!(read(&b, &bob).await.data()["totalCount"], json!(2));
+    }
+
+    // Rename through A.
+    let renamed = a
+        .patch(
+            &format!("{LIST}/{first}/title"),
+            &alice.key,
+            &json!({"title": "Renamed on A"}),
+        )
+        .await;
+    assert_eq!(renamed.status, 200, "{}", renamed.body);
+    let res = read(&b, &bob).await;
+    assert_eq!(top(&res)["conversationUid"], json!(first));
+    assert_eq!(top(&res)["title"], json!("Renamed on A"));
+
+    // A message through A: the conversation moves up, its sequence and
+    // auto title follow.
+    assert_eq!(a.say(&alice, &second, "Brief is in").await, 1);
+    let res = read(&b, &bob).await;
+    assert_eq!(top(&res)["conversationUid"], json!(second));
+    assert_eq!(top(&res)["lastSequence"], json!(1));
+    assert_eq!(top(&res)["title"], json!("Brief is in"));
+
+    // A new conversation through A.
+    let third = a.conversation(&alice, true).await;
+    let res = read(&b, &bob).await;
+    assert_eq!(res.data()["totalCount"], json!(3));
+    assert_eq!(top(&res)["conversationUid"], json!(third));
+
+    // Sharing turned off through A: gone from Bob's list on B.
+    let unshared = a
+        .patch(
+            &format!("{LIST}/{third}/sharing"),
+            &alice.key,
+            &json!({"sharingEnabled": false}),
+        )
+        .await;
+    assert_eq!(unshared.status, 200, "{}", unshared.body);
+    let res = read(&b, &bob).await;
+    assert_eq!(res.data()["totalCount"], json!(2));
+    assert_ne!(top(&res)["conversationUid"], json!(third));
+
+    // Presence: Alice's room on A; her list on A is cached with her alone.
+    let mut on_a = a.room(&alice, &first, "", None).await;
+    on_a.expect("ready").await;
+    presence_becomes(&mut on_a, &[alice.user_id]).await;
+    let present = |res: &Resp| {
+        res.data()["presenceByConversationUid"][&first]
+            .as_array()
+            .map(|p| {
+                p.iter()
+                    .map(|u| u["userId"].as_i64().unwrap())
+                    .collect::<Vec<_>>()
+            })
+            .unwrap_or_default()
+    };
+    for _ in 0..2 {
+        assert_eq!(present(&read(&a, &alice).await), vec![alice.user_id]);
+    }
+    // Bob joins on B: once A's room has reloaded it from the database (the
+    // write is committed), A's next list shows him too.
+    let on_b = b.room(&bob, &first, "", None).await;
+    presence_becomes(&mut on_a, &[alice.user_id, bob.user_id]).await;
+    let mut both = vec![alice.user_id, bob.user_id];
+    both.sort();
+    assert_eq!(present(&read(&a, &alice).await), both);
+    // And his leaving too.
+    drop(on_b);
+    presence_becomes(&mut on_a, &[alice.user_id]).await;
+    assert_eq!(present(&read(&a, &alice).await), vec![alice.user_id]);
+}
