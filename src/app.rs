@@ -81,6 +81,9 @@ impl Application {
         let metrics_on = state.config.metrics && crate::metrics::install().is_some();
 
         state.bus.start_listener(state.shutdown.clone());
+        if !state.bus.wait_healthy(Duration::from_secs(5)).await {
+            tracing::warn!("event bus listener not connected yet; /readyz says so until it is");
+        }
         let limits = state.limits.clone();
         actix_rt::spawn(async move {
             let mut tick = tokio::time::interval(Duration::from_secs(60));

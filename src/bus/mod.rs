@@ -138,6 +138,19 @@ impl EventBus {
         self.inner.healthy.load(Ordering::Relaxed)
     }
 
+    /// Waits (at most `limit`) until the bus delivers between instances, so
+    /// an instance starts serving with its listener in place.
+    pub async fn wait_healthy(&self, limit: Duration) -> bool {
+        let deadline = tokio::time::Instant::now() + limit;
+        while !self.is_healthy() {
+            if tokio::time::Instant::now() >= deadline {
+                return false;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        true
+    }
+
     /// Subscribes `sink` to every topic starting with `prefix` (`""` for
     /// all). Sinks are held weakly: the bus never keeps a domain alive.
     pub fn subscribe(&self, prefix: &str, sink: Weak<dyn BusSink>) {
