@@ -108,7 +108,6 @@ pub async fn room_fanout(args: &Args) -> anyhow::Result<()> {
         .to_string();
     let events = format!("/api/v2/assistant/conversations/{uid}/events");
     let messages = format!("/api/v2/assistant/conversations/{uid}/messages");
-    let mut poster = Poster::connect(server.addr, &messages, &keys[0]).await?;
 
     println!();
     println!(
@@ -153,6 +152,8 @@ pub async fn room_fanout(args: &Args) -> anyhow::Result<()> {
                 r.clear();
             }
         }
+        // A fresh kept connection per size: the server closes idle ones.
+        let mut poster = Poster::connect(server.addr, &messages, &keys[0]).await?;
         let interval = Duration::from_secs_f64(1.0 / args.rate as f64);
         let mut sent_at: HashMap<u64, Instant> = HashMap::new();
         let start = Instant::now();
