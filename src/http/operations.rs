@@ -7,14 +7,12 @@
 use actix_web::dev::{AppService, HttpServiceFactory};
 use actix_web::http::{Method, StatusCode, header};
 use actix_web::{FromRequest, HttpRequest, HttpResponse, guard, web};
-use serde::Serialize;
-use serde_json::value::RawValue;
 use utoipa_actix_web::OpenApiFactory;
 
 use crate::error::ApiError;
 use crate::http::Caller;
 use crate::http::json::read_body;
-use crate::ops::{BodyKind, OperationDef, Pagination, RawInput, Reply, Verb, authorize};
+use crate::ops::{BodyKind, OperationDef, RawInput, Reply, Verb, authorize};
 use crate::state::AppState;
 
 /// Registers `def` as a REST route (and its OpenAPI description).
@@ -97,28 +95,24 @@ async fn handle(
     respond(reply)
 }
 
-#[derive(Serialize)]
-struct Envelope<'a> {
-    data: &'a RawValue,
-    error: Option<()>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    meta: Option<Meta>,
-}
-
-#[derive(Serialize)]
-struct Meta {
-    pagination: Pagination,
-}
-
-/// `{data, error: null, meta?}` around the operation's serialized data.
+/// `{data, error: null, meta?}` around the operation's serialized data. The
+/// data is already JSON written by serde, so it is spliced in, not parsed
+/// and written again (the list path is hot).
 pub fn respond(reply: Reply) -> Result<HttpResponse, ApiError> {
-    let data: &RawValue = serde_json::from_slice(&reply.data).map_err(ApiError::internal)?;
-    let body = serde_json::to_vec(&Envelope {
-        data,
-        error: None,
-        meta: reply.pagination.map(|pagination| Meta { pagination }),
-    })
-    .map_err(ApiError::internal)?;
+    let meta = reply
+        .pagination
+        .map(|pagination| serde_json::to_vec(&serde_json::json!({ "pagination": pagination })))
+        .transpose()
+        .map_err(ApiError::internal)?;
+    let mut body = Vec::with_capacity(reply.data.len() + 96);
+    body.extend_from_slice(b"{\"data\":");
+    body.extend_from_slice(&reply.data);
+    body.extend_from_slice(b",\"error\":null");
+    if let Some(meta) = meta {
+        body.extend_from_slice(b",\"meta\":");
+        body.extend_from_slice(&meta);
+    }
+    body.push(b'}');
     let status = StatusCode::from_u16(reply.status).map_err(ApiError::internal)?;
     Ok(HttpResponse::build(status)
         .insert_header(header::ContentType::json())
