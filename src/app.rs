@@ -95,6 +95,10 @@ impl Application {
         });
 
         let cors_origins = state.config.cors_origins.clone();
+        let workers = match state.config.workers {
+            0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
+            n => n,
+        };
         let server = HttpServer::new(move || {
             App::new()
                 .app_data(data.clone())
@@ -136,6 +140,10 @@ impl Application {
                 .default_service(web::to(fallback::not_found))
                 .into_app()
         })
+        // Small SSE frames and API responses go out at once instead of
+        // waiting for the peer's delayed ACK (Nagle).
+        .tcp_nodelay(true)
+        .workers(workers)
         .listen(listener)?
         .shutdown_timeout(10)
         .disable_signals()

@@ -65,6 +65,10 @@ pub struct Config {
           default_value_t = crate::db::SqliteSync::Full, global = true)]
     pub sqlite_synchronous: crate::db::SqliteSync,
 
+    /// HTTP worker threads; 0 (the default) means one per CPU core.
+    #[arg(long, env = "AGENTIC_WORKERS", default_value_t = 0, global = true)]
+    pub workers: usize,
+
     /// tracing filter, e.g. `info` or `agentic_api=debug`.
     #[arg(long, env = "AGENTIC_LOG", default_value = "info", global = true)]
     pub log: String,
@@ -147,6 +151,7 @@ impl Config {
             carrier_url: None,
             cors_origins: AllowedOrigins::none(),
             sqlite_synchronous: crate::db::SqliteSync::Full,
+            workers: 0,
             log: "info".into(),
             log_format: Default::default(),
             metrics: true,
