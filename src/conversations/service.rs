@@ -327,22 +327,23 @@ pub async fn post_message(
     audience: Audience,
     content: Content,
 ) -> Result<MessageOut, ApiError> {
-    // Visibility first, outside the write lock.
-    visible(db, caller, uid).await?;
     let now = Utc::now();
     let txn = db.begin().await?;
-    conversation::Entity::update_many()
+    // One statement checks visibility, takes the next sequence and returns
+    // the row: each round trip to the database is on the post's (and so the
+    // fan-out's) latency path, and no sharing change can slip in between.
+    let conv = conversation::Entity::update_many()
         .col_expr(
             conversation::Column::LastSequence,
             Expr::col(conversation::Column::LastSequence).add(1),
         )
         .col_expr(conversation::Column::UpdatedAt, Expr::value(now))
         .filter(conversation::Column::Uid.eq(uid.as_str()))
-        .exec(&txn)
-        .await?;
-    let conv = conversation::Entity::find_by_id(uid.as_str())
-        .one(&txn)
+        .filter(visible_condition(caller))
+        .exec_with_returning(&txn)
         .await?
+        .into_iter()
+        .next()
         .ok_or_else(|| ApiError::not_found("conversation"))?;
     let sequence = conv.last_sequence;
     let row = conversation_message::ActiveModel {
