@@ -90,10 +90,22 @@ fn main() -> anyhow::Result<()> {
     let args = parse_args()?;
     // Thousands of subscribers: one socket each.
     let _ = rlimit::increase_nofile_limit(u64::MAX);
-    // One core for the load generator; the server gets its own process.
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()?;
+    // One thread for the load generator by default (the server gets its own
+    // process); `BENCH_THREADS=N` spreads the readers over N threads.
+    let threads: usize = std::env::var("BENCH_THREADS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(1);
+    let rt = if threads > 1 {
+        tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(threads)
+            .enable_all()
+            .build()?
+    } else {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()?
+    };
     rt.block_on(async move {
         match args.scenario.as_str() {
             "auth-read" => auth_read(&args).await,

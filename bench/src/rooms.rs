@@ -117,9 +117,9 @@ pub async fn room_fanout(args: &Args) -> anyhow::Result<()> {
         server.backend()
     );
     println!(
-        "| subscribers | posts | deliveries | out of order | p50 ms | p99 ms | max ms | posts/s | RSS per idle connection (all) | (this step) |"
+        "| subscribers | posts | deliveries | out of order | p50 ms | p99 ms | max ms | posts/s | POST p50 ms | POST p99 ms | RSS per idle connection (all) | (this step) |"
     );
-    println!("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+    println!("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
     let mut handles = Vec::new();
     let mut receipts: Vec<Receipts> = Vec::new();
     tokio::time::sleep(Duration::from_millis(500)).await;
@@ -127,20 +127,21 @@ pub async fn room_fanout(args: &Args) -> anyhow::Result<()> {
     for &n in &args.sizes {
         tokio::time::sleep(Duration::from_millis(500)).await;
         let before = server.rss_kib().unwrap_or(0);
-        let before_count = handles.len();
+        let before_count = receipts.len();
         // Connect in batches so the listen backlog never overflows.
-        while handles.len() < n {
-            let batch = (n - handles.len()).min(200);
+        while receipts.len() < n {
+            let batch = (n - receipts.len()).min(200);
             let mut pending = Vec::with_capacity(batch);
             for i in 0..batch {
-                let key = &keys[(handles.len() + i) % keys.len()];
+                let key = &keys[(receipts.len() + i) % keys.len()];
                 let r: Receipts = Default::default();
-                receipts.push(r.clone());
-                pending.push(sse::subscribe(server.addr, &events, key, r));
+                pending.push((r.clone(), sse::subscribe(server.addr, &events, key, r)));
             }
-            for p in futures_util::future::join_all(pending).await {
+            let (rs, subs): (Vec<_>, Vec<_>) = pending.into_iter().unzip();
+            for p in futures_util::future::join_all(subs).await {
                 handles.push(p?);
             }
+            receipts.extend(rs);
         }
         tokio::time::sleep(Duration::from_secs(2)).await;
         let after = server.rss_kib().unwrap_or(0);
@@ -156,6 +157,7 @@ pub async fn room_fanout(args: &Args) -> anyhow::Result<()> {
         let mut poster = Poster::connect(server.addr, &messages, &keys[0]).await?;
         let interval = Duration::from_secs_f64(1.0 / args.rate as f64);
         let mut sent_at: HashMap<u64, Instant> = HashMap::new();
+        let mut post_us: Vec<u32> = Vec::new();
         let start = Instant::now();
         let mut tick = tokio::time::interval(interval);
         let body = json!({"audience": "room", "content": "bench message"});
@@ -163,6 +165,7 @@ pub async fn room_fanout(args: &Args) -> anyhow::Result<()> {
             tick.tick().await;
             let sent = Instant::now();
             let seq = poster.post(&body).await?;
+            post_us.push(sent.elapsed().as_micros().min(u32::MAX as u128) as u32);
             sent_at.insert(seq, sent);
         }
         let post_secs = start.elapsed().as_secs_f64();
@@ -207,14 +210,42 @@ pub async fn room_fanout(args: &Args) -> anyhow::Result<()> {
             );
         }
         let max = lat_us.iter().max().copied().unwrap_or(0) as f64 / 1000.0;
+        if std::env::var("BENCH_SPREAD").is_ok() {
+            // Per post: the first and the last subscriber's latency.
+            let mut first: HashMap<u64, u32> = HashMap::new();
+            let mut last: HashMap<u64, u32> = HashMap::new();
+            for r in &receipts {
+                let Ok(r) = r.lock() else { continue };
+                for (seq, t) in r.iter() {
+                    if let Some(sent) = sent_at.get(seq) {
+                        let us = t.saturating_duration_since(*sent).as_micros() as u32;
+                        let f = first.entry(*seq).or_insert(u32::MAX);
+                        *f = (*f).min(us);
+                        let l = last.entry(*seq).or_insert(0);
+                        *l = (*l).max(us);
+                    }
+                }
+            }
+            let f: Vec<u32> = first.into_values().collect();
+            let l: Vec<u32> = last.into_values().collect();
+            println!(
+                "(first delivery p50 {:.2} ms p99 {:.2}; last delivery p50 {:.2} ms p99 {:.2})",
+                percentile_ms(&f, 50.0),
+                percentile_ms(&f, 99.0),
+                percentile_ms(&l, 50.0),
+                percentile_ms(&l, 99.0)
+            );
+        }
         println!(
-            "| {n} | {} | {} | {out_of_order} | {:.2} | {:.2} | {:.2} | {:.1} | {:.1} KiB | {:.1} KiB |",
+            "| {n} | {} | {} | {out_of_order} | {:.2} | {:.2} | {:.2} | {:.1} | {:.2} | {:.2} | {:.1} KiB | {:.1} KiB |",
             sent_at.len(),
             lat_us.len(),
             percentile_ms(&lat_us, 50.0),
             percentile_ms(&lat_us, 99.0),
             max,
             sent_at.len() as f64 / post_secs,
+            percentile_ms(&post_us, 50.0),
+            percentile_ms(&post_us, 99.0),
             all,
             step,
         );

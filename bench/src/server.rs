@@ -79,7 +79,20 @@ impl Server {
                 (url, Some(TempDir(dir)))
             }
         };
-        let mut child = Command::new(&bin)
+        // `BENCH_SERVER_WRAP="heaptrack -o /tmp/ht"` runs the server under a
+        // profiler (RSS figures are then the wrapper's, not the server's).
+        let wrap: Vec<String> = std::env::var("BENCH_SERVER_WRAP")
+            .map(|w| w.split_whitespace().map(String::from).collect())
+            .unwrap_or_default();
+        let mut cmd = match wrap.split_first() {
+            Some((first, rest)) => {
+                let mut c = Command::new(first);
+                c.args(rest).arg(&bin);
+                c
+            }
+            None => Command::new(&bin),
+        };
+        let mut child = cmd
             .arg("serve")
             .env("AGENTIC_DATABASE_URL", &database_url)
             .env("AGENTIC_BIND", "127.0.0.1:0")
