@@ -14,6 +14,7 @@ pub mod error;
 pub mod health;
 pub mod http;
 pub mod metrics;
+pub mod net;
 pub mod openapi;
 pub mod ops;
 pub mod rt;
