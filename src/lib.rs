@@ -10,6 +10,7 @@ pub mod config;
 pub mod conversations;
 pub mod db;
 pub mod demo;
+pub mod discovery;
 pub mod error;
 pub mod health;
 pub mod http;

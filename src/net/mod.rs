@@ -204,7 +204,10 @@ impl Outbound {
 
     /// Runs `work` with the guarded client on the worker thread and returns
     /// its output. Dropping the returned future cancels `work`.
-    pub fn run<T, F, Fut>(&self, work: F) -> impl Future<Output = Result<T, NetError>> + Send
+    pub fn run<T, F, Fut>(
+        &self,
+        work: F,
+    ) -> impl Future<Output = Result<T, NetError>> + Send + use<T, F, Fut>
     where
         T: Send + 'static,
         F: FnOnce(awc::Client) -> Fut + Send + 'static,
