@@ -1,8 +1,16 @@
 //! Product discovery from seller agents (AdCP over MCP). So far: the
-//! client that asks one seller for products ([`seller`]); the discovery
-//! session builds on it.
+//! registered storefronts ([`storefronts`]) and the client that asks one
+//! seller for products ([`seller`]); the discovery session builds on both.
 
 pub mod seller;
+pub mod storefronts;
+
+use crate::ops::{OperationDef, def};
+
+/// This domain's operations.
+pub static OPERATIONS: &[&OperationDef] = &[&def::<storefronts::ListStorefronts>(
+    &storefronts::__path_list_storefronts,
+)];
 
 /// Starts this domain's handles: the seller client (one outbound worker and
 /// the sellers' MCP sessions), fetched with `ctx.get::<SellerClient>()`.

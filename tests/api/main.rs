@@ -21,4 +21,5 @@ mod permissions;
 mod rate_limits;
 mod rooms;
 mod seller;
+mod storefronts;
 mod stream_access;
