@@ -62,6 +62,8 @@ async fn a_fast_seller_answers_with_validated_products_over_json() {
         .collect();
     assert_eq!(ids, ["ctv-1", "olv-2"]);
     assert!(answer.dropped.is_empty());
+    // The text content mirrors the payload as JSON: not a message.
+    assert_eq!(answer.message, None);
     // Output is the seller's JSON, unchanged.
     assert_eq!(
         serde_json::to_value(&answer.products[0]).unwrap(),

@@ -253,8 +253,11 @@ pub fn read_answer(
             (p, used)
         }
     };
-    // A human summary beside the structured payload.
-    let summary = if text_is_payload { None } else { text.clone() };
+    // A human summary beside the structured payload; a JSON text is the
+    // payload mirrored (as the reference SDKs do), not a message.
+    let summary = text
+        .clone()
+        .filter(|t| !text_is_payload && serde_json::from_str::<Value>(t).is_err());
 
     if result.is_error == Some(true) {
         let error = payload
