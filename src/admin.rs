@@ -85,8 +85,21 @@ pub async fn run(
             .await?;
             json!({ "endpointId": id.to_string() })
         }
-        AdminCommand::RegisterStorefront { name, url } => {
-            let id = tenancy::register_storefront(db, &name, &url, config.url_policy()).await?;
+        AdminCommand::RegisterStorefront {
+            name,
+            url,
+            auth_token,
+        } => {
+            let id = tenancy::register_storefront_with(
+                db,
+                tenancy::NewStorefront {
+                    name,
+                    url,
+                    auth_token,
+                },
+                config.url_policy(),
+            )
+            .await?;
             json!({ "storefrontId": id })
         }
         AdminCommand::RegisterBrand {

@@ -100,10 +100,14 @@ pub enum AdminCommand {
     },
     /// Register a seller agent (AdCP over MCP Streamable HTTP).
     RegisterStorefront {
+        /// Unique, whatever the case.
         #[arg(long)]
         name: String,
         #[arg(long)]
         url: String,
+        /// Bearer token sent to the seller agent (stored; never shown again).
+        #[arg(long)]
+        auth_token: Option<String>,
     },
     /// Add or refresh an official entry of the local brand registry.
     RegisterBrand {

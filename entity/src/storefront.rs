@@ -8,6 +8,8 @@ pub struct Model {
     pub id: i64,
     pub name: String,
     pub url: String,
+    /// Bearer token sent to the seller agent; never returned by the API.
+    pub auth_token: Option<String>,
     pub created_at: DateTimeUtc,
 }
 

@@ -7,6 +7,7 @@ mod m20261122_000002_conversations;
 mod m20261122_000003_buyer;
 mod m20261123_120000_conversation_list_versions;
 mod m20261123_120000_stream_tokens;
+mod m20261124_120000_storefront_credentials;
 mod m20261124_130000_discovery;
 
 /// A foreign key that deletes the row with its parent.
@@ -34,6 +35,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261122_000003_buyer::Migration),
             Box::new(m20261123_120000_stream_tokens::Migration),
             Box::new(m20261123_120000_conversation_list_versions::Migration),
+            Box::new(m20261124_120000_storefront_credentials::Migration),
             Box::new(m20261124_130000_discovery::Migration),
         ]
     }

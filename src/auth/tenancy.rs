@@ -270,24 +270,87 @@ where
     Ok(row.id)
 }
 
-pub async fn register_storefront(
-    db: &impl ConnectionTrait,
-    name: &str,
-    url: &str,
+/// A seller agent to register (`admin register-storefront`).
+#[derive(Debug, Clone)]
+pub struct NewStorefront {
+    pub name: String,
+    pub url: String,
+    /// Sent as `Authorization: Bearer` to the seller; never shown again.
+    pub auth_token: Option<String>,
+}
+
+pub async fn register_storefront<C>(db: &C, name: &str, url: &str, policy: UrlPolicy) -> Result<i64>
+where
+    C: TransactionTrait<Transaction = sea_orm::DatabaseTransaction>,
+{
+    register_storefront_with(
+        db,
+        NewStorefront {
+            name: name.into(),
+            url: url.into(),
+            auth_token: None,
+        },
+        policy,
+    )
+    .await
+}
+
+/// Registers a storefront. Names are unique whatever their case.
+pub async fn register_storefront_with<C>(
+    db: &C,
+    new: NewStorefront,
     policy: UrlPolicy,
-) -> Result<i64> {
-    let name = name.trim();
+) -> Result<i64>
+where
+    C: TransactionTrait<Transaction = sea_orm::DatabaseTransaction>,
+{
+    use sea_orm::sea_query::{Expr, ExprTrait, Func};
+    let name = new.name.trim();
     if name.is_empty() || name.chars().count() > 255 {
         return invalid("storefront name must be 1 to 255 characters");
     }
-    let url = OutboundUrl::parse(url, policy).map_err(TenancyError::Invalid)?;
+    let url = OutboundUrl::parse(&new.url, policy).map_err(TenancyError::Invalid)?;
+    let token = match new.auth_token.as_deref() {
+        None => None,
+        // Visible ASCII only: it goes into an HTTP header as is.
+        Some(t) if !t.is_empty() && t.len() <= 4096 && t.bytes().all(|b| b.is_ascii_graphic()) => {
+            Some(t.to_string())
+        }
+        Some(_) => {
+            return invalid("auth token must be 1 to 4096 visible ASCII characters (no spaces)");
+        }
+    };
+    let txn = crate::db::begin_write(db).await?;
+    // The same comparison as the unique index on LOWER(name).
+    if let Some(existing) = storefront::Entity::find()
+        .filter(
+            Expr::expr(Func::lower(Expr::col(storefront::Column::Name)))
+                .eq(Expr::expr(Func::lower(Expr::val(name)))),
+        )
+        .one(&txn)
+        .await?
+    {
+        return invalid(format!(
+            "a storefront named '{}' already exists (storefrontId {})",
+            existing.name, existing.id
+        ));
+    }
     let row = storefront::ActiveModel {
         name: Set(name.to_string()),
         url: Set(url.as_str().to_string()),
+        auth_token: Set(token),
         created_at: Set(Utc::now()),
         ..Default::default()
     }
-    .insert(db)
-    .await?;
+    .insert(&txn)
+    .await
+    .map_err(|e| match e.sql_err() {
+        // A concurrent registration got there first.
+        Some(sea_orm::SqlErr::UniqueConstraintViolation(_)) => {
+            TenancyError::Invalid(format!("a storefront named '{name}' already exists"))
+        }
+        _ => TenancyError::Db(e),
+    })?;
+    txn.commit().await?;
     Ok(row.id)
 }

@@ -8,4 +8,4 @@ mod url;
 pub use email::Email;
 pub use phone::E164;
 pub use role::{Permission, Role};
-pub use url::{OutboundUrl, UrlPolicy};
+pub use url::{OutboundUrl, UrlPolicy, is_public_ip};

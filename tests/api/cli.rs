@@ -196,6 +196,18 @@ async fn admin_commands_reject_bad_input_and_write_nothing() {
     let app = spawn_app().await;
     let t = app.tenant().await;
     let other = app.tenant().await;
+    // Storefront names are unique whatever their case.
+    json_out(&cli(
+        &app.database_url,
+        &[
+            "admin",
+            "register-storefront",
+            "--name",
+            "Seller",
+            "--url",
+            "https://seller.example.com/mcp",
+        ],
+    ));
     // A number already provisioned is not claimed by another account.
     json_out(&cli(
         &app.database_url,
@@ -313,6 +325,28 @@ async fn admin_commands_reject_bad_input_and_write_nothing() {
         (
             args(&["register-storefront", "--name", "S", "--url", "not a url"]),
             "invalid URL",
+        ),
+        (
+            args(&[
+                "register-storefront",
+                "--name",
+                "seller",
+                "--url",
+                "https://other.example.com/mcp",
+            ]),
+            "already exists",
+        ),
+        (
+            args(&[
+                "register-storefront",
+                "--name",
+                "S2",
+                "--url",
+                "https://seller2.example.com/mcp",
+                "--auth-token",
+                "has space",
+            ]),
+            "auth token",
         ),
         (
             args(&[

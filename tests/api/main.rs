@@ -2,6 +2,7 @@
 //! One test binary: the real app over real HTTP, a fresh database per test.
 //! Set `AGENTIC_TEST_DATABASE_URL=postgres://...` to run on PostgreSQL.
 
+mod fake_seller;
 mod helpers;
 
 mod advertisers;
@@ -15,7 +16,10 @@ mod logs;
 mod metrics;
 mod multi_instance;
 mod openapi;
+mod outbound;
 mod permissions;
 mod rate_limits;
 mod rooms;
+mod seller;
+mod storefronts;
 mod stream_access;

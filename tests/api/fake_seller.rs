@@ -1,0 +1,325 @@
+//! Fake seller agents: a real HTTP server on 127.0.0.1, port 0, speaking MCP
+//! Streamable HTTP (the wire format of the reference SDKs) with an AdCP
+//! `get_products` tool. Each behaviour a test needs is a switch on
+//! [`Behaviour`]; every request is recorded.
+#![allow(dead_code)]
+
+use std::collections::HashSet;
+use std::sync::Arc;
+use std::time::Duration;
+
+use actix_web::dev::ServerHandle;
+use actix_web::{App, HttpRequest, HttpResponse, HttpServer, web};
+use futures_util::StreamExt;
+use parking_lot::Mutex;
+use serde_json::{Value, json};
+
+/// How the fake answers `tools/call get_products`.
+#[derive(Clone, Debug)]
+pub struct Behaviour {
+    /// The `products` array answered.
+    pub products: Value,
+    /// Answer with `text/event-stream` (a priming event, a log notification,
+    /// then the response; the stream stays open) instead of JSON.
+    pub sse: bool,
+    /// Wait this long before answering a tool call.
+    pub delay: Duration,
+    /// Never answer a tool call.
+    pub hang: bool,
+    /// `isError: true` with this `adcp_error`.
+    pub error: Option<Value>,
+    /// Answer 404 to the first tool call that carries a session id, as a
+    /// server that forgot the session.
+    pub expire_session_once: bool,
+    /// Answer 404 to every tool call with a session (a broken server).
+    pub always_expire: bool,
+    /// Require `Authorization: Bearer <token>`.
+    pub token: Option<String>,
+    /// Hand out `Mcp-Session-Id` (a stateless server does not).
+    pub sessions: bool,
+    /// The payload's `message`.
+    pub message: Option<String>,
+    /// Put the payload in `structuredContent`; otherwise only as JSON text.
+    pub structured: bool,
+}
+
+impl Default for Behaviour {
+    fn default() -> Self {
+        Behaviour {
+            products: json!([product("ctv-1", 30.0), product("olv-2", 12.5)]),
+            sse: false,
+            delay: Duration::ZERO,
+            hang: false,
+            error: None,
+            expire_session_once: false,
+            always_expire: false,
+            token: None,
+            sessions: true,
+            message: None,
+            structured: true,
+        }
+    }
+}
+
+/// A valid AdCP 3.1 product with one fixed CPM price in EUR.
+pub fn product(id: &str, cpm: f64) -> Value {
+    json!({
+        "product_id": id,
+        "name": format!("Product {id}"),
+        "description": "Premium inventory",
+        "delivery_type": "guaranteed",
+        "publisher_properties": [{"publisher_domain": "news.example", "selection_type": "all"}],
+        "format_ids": [{"agent_url": "https://creative.adcontextprotocol.org", "id": "video_30s"}],
+        "pricing_options": [{"pricing_option_id": "po-1", "pricing_model": "cpm", "currency": "EUR", "fixed_price": cpm}],
+        "brief_relevance": "Matches the brief",
+        "placements": [{"kind": "seller_inline", "placement_id": "home", "mode": "targetable", "name": "Home"}],
+        "reporting_capabilities": {"available_metrics": ["impressions"]},
+    })
+}
+
+/// One request as the fake saw it.
+#[derive(Clone, Debug)]
+pub struct Seen {
+    pub path: String,
+    /// JSON-RPC method (empty for non-MCP paths).
+    pub method: String,
+    pub session: Option<String>,
+    pub protocol_version: Option<String>,
+    pub authorization: Option<String>,
+    pub user_agent: Option<String>,
+    pub accept: Option<String>,
+    pub body: Value,
+}
+
+#[derive(Default)]
+struct State {
+    behaviour: Mutex<Behaviour>,
+    seen: Mutex<Vec<Seen>>,
+    live_sessions: Mutex<HashSet<String>>,
+    expired_once: Mutex<bool>,
+}
+
+pub struct FakeSeller {
+    /// `http://127.0.0.1:PORT`
+    pub base: String,
+    pub port: u16,
+    state: Arc<State>,
+    handle: ServerHandle,
+}
+
+impl Drop for FakeSeller {
+    fn drop(&mut self) {
+        let handle = self.handle.clone();
+        actix_rt::spawn(async move { handle.stop(false).await });
+    }
+}
+
+impl FakeSeller {
+    pub async fn start(behaviour: Behaviour) -> FakeSeller {
+        let state = Arc::new(State {
+            behaviour: Mutex::new(behaviour),
+            ..Default::default()
+        });
+        let data = web::Data::from(Arc::clone(&state));
+        let server = HttpServer::new(move || {
+            App::new()
+                .app_data(data.clone())
+                .route("/mcp", web::post().to(mcp))
+                .route("/echo", web::get().to(echo))
+                .route("/redirect", web::route().to(redirect))
+                .route("/big", web::get().to(big))
+        })
+        .workers(1)
+        .disable_signals()
+        .bind(("127.0.0.1", 0))
+        .expect("bind fake seller");
+        let port = server.addrs()[0].port();
+        let server = server.run();
+        let handle = server.handle();
+        actix_rt::spawn(server);
+        FakeSeller {
+            base: format!("http://127.0.0.1:{port}"),
+            port,
+            state,
+            handle,
+        }
+    }
+
+    /// The MCP endpoint.
+    pub fn url(&self) -> String {
+        format!("{}/mcp", self.base)
+    }
+
+    pub fn set(&self, change: impl FnOnce(&mut Behaviour)) {
+        change(&mut self.state.behaviour.lock());
+    }
+
+    pub fn seen(&self) -> Vec<Seen> {
+        self.state.seen.lock().clone()
+    }
+
+    /// JSON-RPC methods received, in order.
+    pub fn methods(&self) -> Vec<String> {
+        self.seen().into_iter().map(|s| s.method).collect()
+    }
+}
+
+fn header(req: &HttpRequest, name: &str) -> Option<String> {
+    req.headers()
+        .get(name)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_string)
+}
+
+fn record(state: &State, req: &HttpRequest, method: &str, body: Value) {
+    state.seen.lock().push(Seen {
+        path: req.path().to_string(),
+        method: method.to_string(),
+        session: header(req, "mcp-session-id"),
+        protocol_version: header(req, "mcp-protocol-version"),
+        authorization: header(req, "authorization"),
+        user_agent: header(req, "user-agent"),
+        accept: header(req, "accept"),
+        body,
+    });
+}
+
+async fn mcp(state: web::Data<State>, req: HttpRequest, body: web::Bytes) -> HttpResponse {
+    let msg: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+    let method = msg["method"].as_str().unwrap_or("").to_string();
+    record(&state, &req, &method, msg.clone());
+    let b = state.behaviour.lock().clone();
+    if let Some(token) = &b.token
+        && header(&req, "authorization").as_deref() != Some(&format!("Bearer {token}"))
+    {
+        return HttpResponse::Unauthorized()
+            .insert_header(("WWW-Authenticate", "Bearer"))
+            .json(json!({"error": "unauthorized"}));
+    }
+    let session = header(&req, "mcp-session-id");
+    match method.as_str() {
+        "initialize" => {
+            let result = json!({
+                "protocolVersion": "2025-06-18",
+                "capabilities": {"tools": {"listChanged": false}},
+                "serverInfo": {"name": "fake-seller", "version": "1.0.0"},
+            });
+            let mut res = answer(&b, &msg["id"], result);
+            if b.sessions {
+                let id = uuid::Uuid::new_v4().to_string();
+                state.live_sessions.lock().insert(id.clone());
+                res.headers_mut().insert(
+                    actix_web::http::header::HeaderName::from_static("mcp-session-id"),
+                    id.parse().unwrap(),
+                );
+            }
+            res
+        }
+        "notifications/initialized" => {
+            if let Some(s) = &session
+                && !state.live_sessions.lock().contains(s)
+            {
+                return HttpResponse::NotFound().finish();
+            }
+            HttpResponse::Accepted().finish()
+        }
+        "tools/call" => {
+            if let Some(s) = &session {
+                let mut expired_once = state.expired_once.lock();
+                let forget = b.always_expire || (b.expire_session_once && !*expired_once);
+                if forget {
+                    *expired_once = true;
+                    state.live_sessions.lock().remove(s);
+                }
+                if !state.live_sessions.lock().contains(s) {
+                    return HttpResponse::NotFound().json(json!({
+                        "jsonrpc": "2.0", "id": null,
+                        "error": {"code": -32001, "message": "Session not found"}
+                    }));
+                }
+            }
+            if b.hang {
+                std::future::pending::<()>().await;
+            }
+            if !b.delay.is_zero() {
+                actix_rt::time::sleep(b.delay).await;
+            }
+            if msg["params"]["name"] != "get_products" {
+                return rpc_error(&msg["id"], -32602, "Unknown tool");
+            }
+            answer(&b, &msg["id"], tool_result(&b))
+        }
+        _ => rpc_error(&msg["id"], -32601, "Method not found"),
+    }
+}
+
+fn tool_result(b: &Behaviour) -> Value {
+    if let Some(error) = &b.error {
+        return json!({
+            "content": [{"type": "text", "text": error["message"]}],
+            "structuredContent": {"adcp_error": error, "errors": [error]},
+            "isError": true,
+        });
+    }
+    let mut payload = json!({"products": b.products, "status": "completed"});
+    if let Some(m) = &b.message {
+        payload["message"] = json!(m);
+    }
+    let text = payload.to_string();
+    if b.structured {
+        json!({
+            "content": [{"type": "text", "text": text}],
+            "structuredContent": payload,
+            "isError": false,
+        })
+    } else {
+        json!({"content": [{"type": "text", "text": text}], "isError": false})
+    }
+}
+
+fn rpc_error(id: &Value, code: i64, message: &str) -> HttpResponse {
+    HttpResponse::Ok()
+        .json(json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}}))
+}
+
+/// A JSON-RPC response as JSON, or as an event stream that stays open.
+fn answer(b: &Behaviour, id: &Value, result: Value) -> HttpResponse {
+    let response = json!({"jsonrpc": "2.0", "id": id, "result": result});
+    if !b.sse {
+        return HttpResponse::Ok().json(response);
+    }
+    let note = json!({"jsonrpc": "2.0", "method": "notifications/message",
+                      "params": {"level": "info", "data": "searching inventory"}});
+    let frames = vec![
+        // A priming event: an id and empty data.
+        "id: 0\ndata:\n\n".to_string(),
+        format!("event: message\nid: 1\ndata: {note}\n\n"),
+        format!("event: message\nid: 2\ndata: {response}\n\n"),
+    ];
+    let stream = futures_util::stream::iter(
+        frames
+            .into_iter()
+            .map(|f| Ok::<_, actix_web::Error>(web::Bytes::from(f))),
+    )
+    .chain(futures_util::stream::pending());
+    HttpResponse::Ok()
+        .content_type("text/event-stream")
+        .streaming(stream)
+}
+
+async fn echo(state: web::Data<State>, req: HttpRequest) -> HttpResponse {
+    record(&state, &req, "", Value::Null);
+    HttpResponse::Ok().json(json!({"ok": true}))
+}
+
+async fn redirect(state: web::Data<State>, req: HttpRequest) -> HttpResponse {
+    record(&state, &req, "", Value::Null);
+    HttpResponse::Found()
+        .insert_header(("Location", "/echo"))
+        .finish()
+}
+
+async fn big(state: web::Data<State>, req: HttpRequest) -> HttpResponse {
+    record(&state, &req, "", Value::Null);
+    HttpResponse::Ok().body(vec![b'x'; 64 * 1024])
+}
