@@ -1,0 +1,469 @@
+"""A real AdCP 3.1 seller agent for tests and CI, built on the `adcp` seller framework.
+
+Serves MCP Streamable HTTP at http://HOST:PORT/mcp with two tools:
+get_adcp_capabilities and get_products. The catalogue is fixed, so tests can assert
+exact product ids; get_products honours buying_mode (brief, wholesale, refine) and
+the filters channels, countries and delivery_type.
+
+    python seller.py --port 0        # prints: adcp-seller listening on http://127.0.0.1:PORT/mcp
+
+The framework validates every request and response against the bundled AdCP 3.1
+JSON schemas (strict both ways), so a malformed request never reaches the handlers
+and a catalogue drifting from the schema fails loudly instead of shipping.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import socket
+import sys
+from typing import Any
+
+from adcp.decisioning import AdcpError
+from adcp.server import adcp_server, serve
+from adcp.server.mcp_tools import register_handler_tools
+from adcp.server.responses import capabilities_response
+
+ADCP_VERSION = "3.1"
+STANDARD_FORMATS = "https://creative.adcontextprotocol.org"
+
+
+def fmt(format_id: str) -> dict[str, str]:
+    return {"agent_url": STANDARD_FORMATS, "id": format_id}
+
+
+def reporting(metrics: list[str], *, placement_breakdown: bool = False) -> dict[str, Any]:
+    return {
+        "available_reporting_frequencies": ["daily"],
+        "expected_delay_minutes": 240,
+        "timezone": "UTC",
+        "supports_webhooks": False,
+        "available_metrics": metrics,
+        "supports_placement_breakdown": placement_breakdown,
+        "date_range_support": "date_range",
+    }
+
+
+# Country coverage has no field on a 3.1 product (buyers derive it from the
+# publishers' adagents.json), so it lives beside the wire object and drives the
+# countries filter; `keywords` drive brief matching. Neither is sent.
+CATALOGUE: list[dict[str, Any]] = [
+    {
+        "countries": ["US", "CA"],
+        "keywords": ["news", "display", "banner", "desktop", "mobile", "awareness", "reach"],
+        "product": {
+            "product_id": "nw_display_ros",
+            "name": "Northwind News run-of-site display",
+            "description": "Standard IAB display across Northwind News desktop and mobile web, "
+            "US and Canada, auction priced.",
+            "publisher_properties": [
+                {"publisher_domain": "northwind-news.example", "selection_type": "all"}
+            ],
+            "channels": ["display"],
+            "format_ids": [fmt("display_300x250_image"), fmt("display_728x90_image")],
+            "placements": [
+                {
+                    "kind": "publisher_ref",
+                    "publisher_domain": "northwind-news.example",
+                    "placement_id": "homepage_top",
+                    "name": "Homepage leaderboard",
+                    "mode": "targetable",
+                    "format_ids": [fmt("display_728x90_image")],
+                },
+                {
+                    "kind": "publisher_ref",
+                    "publisher_domain": "northwind-news.example",
+                    "placement_id": "article_sidebar",
+                    "name": "Article sidebar MPU",
+                    "mode": "targetable",
+                    "format_ids": [fmt("display_300x250_image")],
+                },
+            ],
+            "delivery_type": "non_guaranteed",
+            "pricing_options": [
+                {
+                    "pricing_option_id": "nw_display_cpm_auction",
+                    "pricing_model": "cpm",
+                    "currency": "USD",
+                    "floor_price": 2.5,
+                    "price_guidance": {"p25": 2.8, "p50": 3.4, "p75": 4.1, "p90": 5.0},
+                }
+            ],
+            "reporting_capabilities": reporting(
+                ["impressions", "spend", "clicks", "ctr"], placement_breakdown=True
+            ),
+        },
+    },
+    {
+        "countries": ["US", "GB"],
+        "keywords": ["video", "olv", "pre-roll", "preroll", "news", "sports", "awareness"],
+        "product": {
+            "product_id": "nw_olv_preroll",
+            "name": "Northwind News pre-roll video",
+            "description": "15 and 30 second pre-roll ahead of Northwind News editorial video, "
+            "US and UK, guaranteed delivery.",
+            "publisher_properties": [
+                {"publisher_domain": "northwind-news.example", "selection_type": "all"}
+            ],
+            "channels": ["olv"],
+            "format_ids": [fmt("video_standard_15s"), fmt("video_standard_30s")],
+            "placements": [
+                {
+                    "kind": "publisher_ref",
+                    "publisher_domain": "northwind-news.example",
+                    "placement_id": "video_player_preroll",
+                    "name": "Editorial video player pre-roll",
+                    "mode": "included",
+                }
+            ],
+            "delivery_type": "guaranteed",
+            "pricing_options": [
+                {
+                    "pricing_option_id": "nw_olv_cpm_fixed",
+                    "pricing_model": "cpm",
+                    "currency": "USD",
+                    "fixed_price": 18.0,
+                    "min_spend_per_package": 5000,
+                },
+                {
+                    "pricing_option_id": "nw_olv_cpcv_fixed",
+                    "pricing_model": "cpcv",
+                    "currency": "USD",
+                    "fixed_price": 0.06,
+                },
+            ],
+            "reporting_capabilities": reporting(
+                ["impressions", "spend", "completed_views", "completion_rate"]
+            ),
+        },
+    },
+    {
+        "countries": ["US"],
+        "keywords": ["ctv", "connected", "tv", "streaming", "premium", "entertainment", "video"],
+        "product": {
+            "product_id": "ss_ctv_premium",
+            "name": "Summit Streaming premium CTV",
+            "description": "Non-skippable 30 second spots in Summit Streaming's premium "
+            "entertainment catalogue on connected TVs, US only, guaranteed.",
+            "publisher_properties": [
+                {"publisher_domain": "summit-streaming.example", "selection_type": "all"}
+            ],
+            "channels": ["ctv"],
+            "format_ids": [fmt("video_ctv_preroll_30s")],
+            "delivery_type": "guaranteed",
+            "pricing_options": [
+                {
+                    "pricing_option_id": "ss_ctv_cpm_fixed",
+                    "pricing_model": "cpm",
+                    "currency": "USD",
+                    "fixed_price": 32.0,
+                    "min_spend_per_package": 10000,
+                }
+            ],
+            "reporting_capabilities": reporting(
+                ["impressions", "spend", "completed_views", "completion_rate"]
+            ),
+        },
+    },
+    {
+        "countries": ["US", "CA"],
+        "keywords": ["ctv", "connected", "tv", "sports", "live", "streaming", "video"],
+        "product": {
+            "product_id": "ss_ctv_sports_auction",
+            "name": "Summit Streaming live sports CTV",
+            "description": "Live sports breaks on Summit Streaming connected-TV apps, US and "
+            "Canada, auction priced.",
+            "publisher_properties": [
+                {"publisher_domain": "summit-streaming.example", "selection_type": "all"}
+            ],
+            "channels": ["ctv"],
+            "format_ids": [fmt("video_standard_15s"), fmt("video_ctv_midroll_30s")],
+            "delivery_type": "non_guaranteed",
+            "pricing_options": [
+                {
+                    "pricing_option_id": "ss_sports_cpm_auction",
+                    "pricing_model": "cpm",
+                    "currency": "USD",
+                    "floor_price": 24.0,
+                    "price_guidance": {"p25": 25.5, "p50": 28.0, "p75": 31.0},
+                }
+            ],
+            "reporting_capabilities": reporting(["impressions", "spend", "completed_views"]),
+        },
+    },
+    {
+        "countries": ["US", "GB", "DE"],
+        "keywords": ["audio", "streaming", "music", "radio", "commute", "reach"],
+        "product": {
+            "product_id": "wave_streaming_audio",
+            "name": "Wave Radio streaming audio",
+            "description": "Audio spots between tracks on Wave Radio's music streams in the US, "
+            "UK and Germany, auction priced in USD or EUR.",
+            "publisher_properties": [
+                {"publisher_domain": "wave-radio.example", "selection_type": "all"}
+            ],
+            "channels": ["streaming_audio"],
+            "format_ids": [fmt("audio_standard_15s"), fmt("audio_standard_30s")],
+            "delivery_type": "non_guaranteed",
+            "pricing_options": [
+                {
+                    "pricing_option_id": "wave_audio_cpm_usd",
+                    "pricing_model": "cpm",
+                    "currency": "USD",
+                    "floor_price": 6.0,
+                },
+                {
+                    "pricing_option_id": "wave_audio_cpm_eur",
+                    "pricing_model": "cpm",
+                    "currency": "EUR",
+                    "floor_price": 5.5,
+                },
+            ],
+            "reporting_capabilities": reporting(["impressions", "spend", "completed_views"]),
+        },
+    },
+    {
+        "countries": ["US"],
+        "keywords": ["podcast", "audio", "host-read", "sponsorship", "business", "finance"],
+        "product": {
+            "product_id": "wave_podcast_sponsorship",
+            "name": "Wave Radio business podcast sponsorship",
+            "description": "Host-read mid-roll sponsorship of the weekly Wave Business podcast, "
+            "US audience, one flat fee per episode.",
+            "publisher_properties": [
+                {"publisher_domain": "wave-radio.example", "selection_type": "all"}
+            ],
+            "channels": ["podcast"],
+            "format_ids": [fmt("audio_standard_60s")],
+            "delivery_type": "guaranteed",
+            "exclusivity": "category",
+            "pricing_options": [
+                {
+                    "pricing_option_id": "wave_podcast_flat",
+                    "pricing_model": "flat_rate",
+                    "currency": "USD",
+                    "fixed_price": 4500.0,
+                }
+            ],
+            "reporting_capabilities": reporting(["impressions", "spend"]),
+        },
+    },
+    {
+        "countries": ["DE", "FR"],
+        "keywords": ["display", "viewable", "europe", "news", "germany", "france", "banner"],
+        "product": {
+            "product_id": "rhein_display_vcpm",
+            "name": "Rhein Media viewable display",
+            "description": "Viewable display on Rhein Media's German and French news sites, "
+            "priced per thousand viewable impressions in EUR.",
+            "publisher_properties": [
+                {"publisher_domain": "rhein-media.example", "selection_type": "all"}
+            ],
+            "channels": ["display"],
+            "format_ids": [fmt("display_300x250_image"), fmt("display_300x600_image")],
+            "delivery_type": "non_guaranteed",
+            "pricing_options": [
+                {
+                    "pricing_option_id": "rhein_vcpm_auction",
+                    "pricing_model": "vcpm",
+                    "currency": "EUR",
+                    "floor_price": 3.2,
+                }
+            ],
+            "reporting_capabilities": reporting(["impressions", "spend", "viewability"]),
+        },
+    },
+]
+
+PRICING_MODELS = sorted(
+    {o["pricing_model"] for e in CATALOGUE for o in e["product"]["pricing_options"]}
+)
+
+server = adcp_server("agentic-test-seller", adcp_version=ADCP_VERSION)
+# The builder's handler class is "DynamicHandler"; declaring its tools keeps
+# tools/list to exactly these two (the framework warns when it has to guess).
+register_handler_tools("DynamicHandler", {"get_adcp_capabilities", "get_products"})
+
+
+def as_dict(params: Any) -> dict[str, Any]:
+    if isinstance(params, dict):
+        return params
+    return params.model_dump(mode="json", exclude_none=True)
+
+
+def passes_filters(entry: dict[str, Any], filters: dict[str, Any]) -> bool:
+    product = entry["product"]
+    channels = filters.get("channels")
+    if channels and not set(channels) & set(product["channels"]):
+        return False
+    countries = filters.get("countries")
+    if countries and not set(countries) & set(entry["countries"]):
+        return False
+    delivery_type = filters.get("delivery_type")
+    if delivery_type and product["delivery_type"] != delivery_type:
+        return False
+    return True
+
+
+def brief_matches(entry: dict[str, Any], brief: str) -> list[str]:
+    words = set(re.findall(r"[a-z][a-z-]*", brief.lower()))
+    return [k for k in entry["keywords"] if k in words]
+
+
+def invalid(message: str, field: str) -> AdcpError:
+    return AdcpError("INVALID_REQUEST", message=message, recovery="correctable", field=field)
+
+
+@server.get_adcp_capabilities
+async def get_adcp_capabilities(params: Any, context: Any = None) -> dict[str, Any]:
+    # adcp.idempotency is schema-required; the SDK's own client rejects a seller
+    # without it. This seller has no mutating tools, so it has no replay window.
+    caps = capabilities_response(
+        ["media_buy"], adcp_version=ADCP_VERSION, idempotency={"supported": False}
+    )
+    caps["media_buy"] = {
+        "supported_pricing_models": PRICING_MODELS,
+        "buying_modes": ["brief", "wholesale", "refine"],
+    }
+    return caps
+
+
+@server.get_products
+async def get_products(params: Any, context: Any = None) -> dict[str, Any]:
+    req = as_dict(params)
+    mode = req.get("buying_mode", "brief")
+    brief = req.get("brief")
+    refine = req.get("refine") or []
+    filters = req.get("filters") or {}
+
+    # The schema types these fields but leaves their combinations to the seller.
+    # Raising AdcpError makes the framework answer with its structured error
+    # (isError: true, structuredContent.adcp_error and errors[]), the same shape as
+    # its own schema-validation errors.
+    if mode == "brief" and not brief:
+        raise invalid("buying_mode 'brief' requires a brief", "brief")
+    if mode != "brief" and brief:
+        raise invalid(f"a brief is not allowed with buying_mode '{mode}'", "brief")
+    if mode == "refine" and not refine:
+        raise invalid("buying_mode 'refine' requires a refine array", "refine")
+    if mode != "refine" and refine:
+        raise invalid("refine is only valid with buying_mode 'refine'", "refine")
+
+    entries = [e for e in CATALOGUE if passes_filters(e, filters)]
+
+    if mode == "wholesale":
+        return {"products": [e["product"] for e in entries]}
+
+    if mode == "brief":
+        scored = [(brief_matches(e, brief), e) for e in entries]
+        matched = [(m, e) for m, e in scored if m]
+        # A brief that names nothing we sell still gets the filtered catalogue, each
+        # product saying so, rather than an empty answer.
+        chosen = sorted(matched, key=lambda me: -len(me[0])) if matched else scored
+        products = []
+        for matches, e in chosen:
+            why = (
+                f"Matches {', '.join(repr(m) for m in matches)} in the brief"
+                if matches
+                else "No direct match for the brief; offered as general inventory"
+            )
+            products.append({**e["product"], "brief_relevance": f"{why}: {e['product']['name']}."})
+        return {"products": products}
+
+    # refine: product-scoped include/omit/more_like_this narrow or widen the
+    # filtered catalogue; request- and proposal-scoped asks are acknowledged as unable
+    # (this seller makes no proposals).
+    by_id = {e["product"]["product_id"]: e for e in entries}
+    included: list[str] = []
+    omitted: set[str] = set()
+    applied: list[dict[str, Any]] = []
+    for change in refine:
+        scope = change["scope"]
+        if scope == "product":
+            pid, action = change["product_id"], change.get("action", "include")
+            if pid not in by_id:
+                applied.append(
+                    {"scope": "product", "product_id": pid, "status": "unable",
+                     "notes": "unknown product or excluded by filters"}
+                )
+                continue
+            if action == "omit":
+                omitted.add(pid)
+            elif action == "more_like_this":
+                channels = set(by_id[pid]["product"]["channels"])
+                included += [
+                    p for p, e in by_id.items() if channels & set(e["product"]["channels"])
+                ]
+            else:
+                included.append(pid)
+            applied.append({"scope": "product", "product_id": pid, "status": "applied"})
+        elif scope == "proposal":
+            applied.append(
+                {"scope": "proposal", "proposal_id": change["proposal_id"], "status": "unable",
+                 "notes": "this seller makes no proposals"}
+            )
+        else:
+            applied.append(
+                {"scope": "request", "status": "unable",
+                 "notes": "free-text asks are not supported; use filters"}
+            )
+    keep = list(dict.fromkeys(included)) if included else list(by_id)
+    return {
+        "products": [by_id[p]["product"] for p in keep if p not in omitted],
+        "refinement_applied": applied,
+    }
+
+
+def announce_when_started(app: Any, url: str) -> Any:
+    """ASGI wrapper that prints the ready line once the app's lifespan startup completes."""
+
+    async def wrapped(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] != "lifespan":
+            await app(scope, receive, send)
+            return
+
+        async def send_and_announce(message: dict[str, Any]) -> None:
+            await send(message)
+            if message["type"] == "lifespan.startup.complete":
+                print(f"adcp-seller listening on {url}", flush=True)
+
+        await app(scope, receive, send_and_announce)
+
+    return wrapped
+
+
+def reserve_port(host: str) -> socket.socket:
+    """Binds (without listening) a free port the framework can then bind again.
+
+    serve() treats port 0 as "use the default 3001", so the free port is chosen
+    here. Both sockets set SO_REUSEADDR and this one never listens, so Linux lets
+    serve() bind the same port while nobody else can take it in between.
+    """
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind((host, 0))
+    return sock
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, default=0, help="0 picks a free port (printed)")
+    args = parser.parse_args()
+
+    reserved = reserve_port(args.host) if args.port == 0 else None
+    port = reserved.getsockname()[1] if reserved else args.port
+    url = f"http://{args.host}:{port}/mcp"
+    print(f"adcp-seller starting on {url}", file=sys.stderr, flush=True)
+    serve(
+        server,
+        name="agentic-test-seller",
+        host=args.host,
+        port=port,
+        asgi_middleware=[lambda app: announce_when_started(app, url)],
+    )
+
+
+if __name__ == "__main__":
+    main()
