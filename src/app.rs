@@ -28,6 +28,7 @@ use crate::{auth, buyer, conversations, health, openapi};
 pub fn api_v2(cfg: &mut ServiceConfig) {
     auth::routes::configure(cfg);
     conversations::configure(cfg);
+    crate::discovery::configure(cfg);
     crate::http::operations::configure(cfg);
     cfg.service(openapi::openapi_json);
 }

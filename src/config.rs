@@ -92,6 +92,10 @@ pub struct Config {
     #[arg(skip)]
     pub rooms: RoomTuning,
 
+    /// Discovery timings; not part of the operator contract (tests shorten them).
+    #[arg(skip)]
+    pub discovery: DiscoveryTuning,
+
     /// How often the PostgreSQL bus listener proves itself alive (tests
     /// shorten it); three missed beats reconnect it.
     #[arg(skip = crate::bus::DEFAULT_HEARTBEAT)]
@@ -130,6 +134,45 @@ impl Default for RoomTuning {
     }
 }
 
+/// Timings and bounds of discovery sessions and their streams.
+#[derive(Debug, Clone)]
+pub struct DiscoveryTuning {
+    /// How long one storefront may take to answer.
+    pub storefront_timeout: std::time::Duration,
+    /// A session (each round of it) completes by then, whatever is pending.
+    pub hard_cap: std::time::Duration,
+    pub keepalive: std::time::Duration,
+    /// A stream is closed with `STREAM_MAX_DURATION` after this.
+    pub max_stream_duration: std::time::Duration,
+    pub subscriber_buffer: usize,
+    /// The driving instance's lease on a session; an incomplete session
+    /// whose lease ran out is completed by any instance.
+    pub lease: std::time::Duration,
+    /// How often leases are renewed and abandoned sessions looked for.
+    pub sweep: std::time::Duration,
+    /// A completed session still accepts streams (which replay it) this long.
+    pub complete_grace: std::time::Duration,
+    /// How long an idle session actor lingers.
+    pub idle_grace: std::time::Duration,
+}
+
+impl Default for DiscoveryTuning {
+    fn default() -> Self {
+        use std::time::Duration;
+        DiscoveryTuning {
+            storefront_timeout: Duration::from_secs(60),
+            hard_cap: Duration::from_secs(300),
+            keepalive: Duration::from_secs(15),
+            max_stream_duration: Duration::from_secs(300),
+            subscriber_buffer: 256,
+            lease: Duration::from_secs(30),
+            sweep: Duration::from_secs(10),
+            complete_grace: Duration::from_secs(600),
+            idle_grace: Duration::from_secs(10),
+        }
+    }
+}
+
 impl RoomTuning {
     /// Presence rows older than this belong to a vanished instance.
     pub fn presence_ttl(&self) -> std::time::Duration {
@@ -156,6 +199,7 @@ impl Config {
             log_format: Default::default(),
             metrics: true,
             rooms: RoomTuning::default(),
+            discovery: DiscoveryTuning::default(),
             bus_heartbeat: crate::bus::DEFAULT_HEARTBEAT,
             stream_token_ttl: DEFAULT_STREAM_TOKEN_TTL,
         }

@@ -53,7 +53,7 @@ impl AppState {
         let mut handles = Handles::default();
         crate::conversations::register(&mut handles, &db, &bus, &config, &shutdown);
         crate::buyer::register(&mut handles, &db);
-        crate::discovery::register(&mut handles, &config);
+        crate::discovery::register(&mut handles, &db, &bus, &config, &shutdown);
         let limits = Arc::new(RateLimits::new(
             config.rate_limit_per_minute,
             config.auth_rate_limit,

@@ -1,23 +1,66 @@
-//! Product discovery from seller agents (AdCP over MCP). So far: the
-//! registered storefronts ([`storefronts`]) and the client that asks one
-//! seller for products ([`seller`]); the discovery session builds on both.
+//! Product discovery from seller agents (AdCP over MCP): the registered
+//! storefronts ([`storefronts`]), the client that asks one seller
+//! ([`seller`]), which seller answers a storefront ([`sellers`]), and
+//! discovery sessions: one actor per session ([`session`]) that asks every
+//! storefront concurrently and persists each answer as the next revision
+//! ([`service`]) before broadcasting it to SSE subscribers ([`routes`]) and
+//! other instances (the bus, [`events`]).
 
+pub mod events;
+pub mod model;
+pub mod operations;
+pub mod routes;
+pub mod selection;
 pub mod seller;
+pub mod sellers;
+pub mod service;
+pub mod session;
 pub mod storefronts;
+
+use std::sync::Arc;
 
 use crate::ops::{OperationDef, def};
 
 /// This domain's operations.
-pub static OPERATIONS: &[&OperationDef] = &[&def::<storefronts::ListStorefronts>(
-    &storefronts::__path_list_storefronts,
-)];
+pub static OPERATIONS: &[&OperationDef] = &[
+    &def::<storefronts::ListStorefronts>(&storefronts::__path_list_storefronts),
+    &def::<operations::DiscoverProducts>(&operations::__path_discover_products),
+    &def::<operations::BrowseDiscovery>(&operations::__path_browse_discovery),
+];
 
 /// Starts this domain's handles: the seller client (one outbound worker and
-/// the sellers' MCP sessions), fetched with `ctx.get::<SellerClient>()`.
-pub fn register(handles: &mut crate::ops::context::Handles, config: &crate::config::Config) {
-    match seller::SellerClient::start(config.url_policy(), seller::SellerOptions::default()) {
-        Ok(client) => handles.insert(client),
-        // Only thread creation can fail; discovery then answers 500.
-        Err(e) => tracing::error!(error = %e, "cannot start the seller client"),
-    }
+/// the sellers' MCP sessions), the seller directory and the sessions,
+/// fetched with `ctx.get::<T>()`.
+pub fn register(
+    handles: &mut crate::ops::context::Handles,
+    db: &sea_orm::DatabaseConnection,
+    bus: &crate::bus::EventBus,
+    config: &crate::config::Config,
+    shutdown: &tokio_util::sync::CancellationToken,
+) {
+    let client =
+        match seller::SellerClient::start(config.url_policy(), seller::SellerOptions::default()) {
+            Ok(client) => client,
+            // Only thread creation can fail; discovery then answers 500.
+            Err(e) => {
+                tracing::error!(error = %e, "cannot start the seller client");
+                return;
+            }
+        };
+    let sellers = sellers::Sellers::new(Arc::new(client.clone()));
+    let sessions = session::Sessions::new(
+        db.clone(),
+        bus.clone(),
+        config.discovery.clone(),
+        sellers.clone(),
+        shutdown.clone(),
+    );
+    handles.insert(client);
+    handles.insert(sellers);
+    handles.insert(sessions);
+}
+
+/// Routes that are not operations: the event stream.
+pub fn configure(cfg: &mut utoipa_actix_web::service_config::ServiceConfig) {
+    routes::configure(cfg);
 }

@@ -126,6 +126,11 @@ impl<M> Subscribers<M> {
             .collect()
     }
 
+    /// Ends every stream, without an error, after what it holds.
+    pub fn end_all(&mut self) -> Vec<(u64, M)> {
+        self.subs.drain().map(|(id, s)| (id, s.meta)).collect()
+    }
+
     /// Forgets a subscriber (its stream ends after what is buffered).
     pub fn remove(&mut self, id: u64) -> Option<(u64, M)> {
         self.subs.remove(&id).map(|s| (id, s.meta))

@@ -94,6 +94,9 @@ pub struct SellerAnswer {
     /// The seller's explanation; when no product is left and the seller
     /// said nothing, a sentence saying so.
     pub message: Option<String>,
+    /// AdCP `incomplete[].scope`: what the seller could not finish.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub incomplete_scopes: Vec<String>,
 }
 
 /// Anything that answers `get_products` (the MCP client, demo sellers).
@@ -318,10 +321,22 @@ pub fn read_answer(
             )
         });
     }
+    let incomplete_scopes = payload
+        .get("incomplete")
+        .and_then(Value::as_array)
+        .map(|items| {
+            items
+                .iter()
+                .filter_map(|i| i.get("scope").and_then(Value::as_str))
+                .map(str::to_string)
+                .collect()
+        })
+        .unwrap_or_default();
     Ok(SellerAnswer {
         products,
         dropped,
         message,
+        incomplete_scopes,
     })
 }
 

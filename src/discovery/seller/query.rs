@@ -33,7 +33,7 @@ pub enum BuyingMode {
 }
 
 /// One AdCP `refine[]` entry.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
 #[serde(tag = "scope", rename_all = "snake_case")]
 pub enum Refinement {
     Request {
@@ -53,7 +53,7 @@ pub enum Refinement {
     },
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ProductAction {
     Include,
@@ -61,7 +61,7 @@ pub enum ProductAction {
     MoreLikeThis,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ProposalAction {
     Include,

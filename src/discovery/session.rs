@@ -1,0 +1,747 @@
+//! The session actor: one per discovery session with work or watchers on
+//! this instance. On the instance that started a round it asks every
+//! storefront concurrently and, as each settles, commits the next revision
+//! (persist first) and then broadcasts it to its SSE subscribers and on the
+//! bus. On other instances it follows the bus and reads revisions from the
+//! database. Either way it re-reads the session on every keep-alive tick, so
+//! a lost event delays a revision by at most one tick.
+
+use std::collections::{HashSet, VecDeque};
+use std::sync::{Arc, Weak};
+use std::time::{Duration, Instant};
+
+use actix::prelude::*;
+use chrono::Utc;
+use sea_orm::DatabaseConnection;
+use serde_json::json;
+use tokio::sync::oneshot;
+
+use entity::discovery_session;
+
+use super::events;
+use super::model::{AgentRef, ProductOut};
+use super::seller::{ProductQuery, SellerError, StorefrontTarget};
+use super::sellers::Sellers;
+use super::service::{self, Outcome, Published};
+use crate::auth::CallerInfo;
+use crate::bus::{BusEvent, BusSink, EventBus};
+use crate::config::DiscoveryTuning;
+use crate::error::ApiError;
+use crate::sse::{self, Frame, Item, StreamError, Subscribers, Subscription};
+
+/// Stream cursor of revision `r`'s frame; its `complete` frame is one more.
+/// (Both are ordered and de-duplicated by the shared SSE body.)
+pub fn revision_seq(r: i64) -> i64 {
+    r * 2
+}
+
+pub fn revision_frame(id: &str, p: &Published) -> Frame {
+    let data = json!({
+        "discoveryId": id,
+        "revision": p.revision,
+        "resultsComplete": p.results_complete,
+        "productGroups": p.groups,
+        "pendingAgents": p.pending,
+    });
+    Frame::event("revision", Some(&p.revision.to_string()), &data.to_string())
+}
+
+pub fn complete_frame(id: &str, p: &Published) -> Frame {
+    let data = json!({
+        "discoveryId": id,
+        "revision": p.revision,
+        "incompleteAgents": p.incomplete,
+    });
+    Frame::event("complete", None, &data.to_string())
+}
+
+/// The frames of a published revision, with their stream cursors.
+pub fn frames(id: &str, p: &Published) -> Vec<(i64, Frame)> {
+    let mut out = vec![(revision_seq(p.revision), revision_frame(id, p))];
+    if p.results_complete {
+        out.push((revision_seq(p.revision) + 1, complete_frame(id, p)));
+    }
+    out
+}
+
+/// A round of questions to drive on this instance.
+pub struct Round {
+    pub round: i64,
+    pub agents: Vec<(AgentRef, Result<StorefrontTarget, String>)>,
+    pub query: ProductQuery,
+    /// Whatever is still pending then is settled as timed out.
+    pub deadline: Instant,
+}
+
+/// This instance's discovery sessions; also their bus sink.
+#[derive(Clone)]
+pub struct Sessions {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    db: DatabaseConnection,
+    bus: EventBus,
+    tuning: DiscoveryTuning,
+    sellers: Sellers,
+    live: sse::Registry<Session>,
+    /// Sessions this instance drives (their leases are renewed).
+    driving: parking_lot::Mutex<HashSet<String>>,
+    /// This process, as a lease owner.
+    instance: String,
+}
+
+impl Sessions {
+    pub fn new(
+        db: DatabaseConnection,
+        bus: EventBus,
+        tuning: DiscoveryTuning,
+        sellers: Sellers,
+        shutdown: tokio_util::sync::CancellationToken,
+    ) -> Self {
+        let inner = Arc::new(Inner {
+            db,
+            bus: bus.clone(),
+            tuning,
+            sellers,
+            live: sse::Registry::default(),
+            driving: parking_lot::Mutex::new(HashSet::new()),
+            instance: uuid::Uuid::new_v4().to_string(),
+        });
+        let weak: Weak<Inner> = Arc::downgrade(&inner);
+        bus.subscribe(events::PREFIX, weak.clone());
+        bus.subscribe(crate::auth::events::PREFIX, weak.clone());
+        tokio::spawn(sweep(weak, shutdown));
+        Sessions { inner }
+    }
+
+    pub fn instance(&self) -> &str {
+        &self.inner.instance
+    }
+
+    pub fn tuning(&self) -> &DiscoveryTuning {
+        &self.inner.tuning
+    }
+
+    /// Drives a round of a session on this instance.
+    pub fn drive(&self, session: &discovery_session::Model, round: Round) {
+        self.inner.driving.lock().insert(session.id.clone());
+        self.actor(session).do_send(Drive(round));
+    }
+
+    /// Waits until the session completes or `wait` passes; false if it
+    /// did not complete in time.
+    pub async fn wait(&self, session: &discovery_session::Model, wait: Duration) -> bool {
+        if session.results_complete {
+            return true;
+        }
+        let Ok(rx) = self.actor(session).send(Wait).await else {
+            return false;
+        };
+        matches!(tokio::time::timeout(wait, rx).await, Ok(Ok(())))
+    }
+
+    /// Subscribes the caller to the session's revisions.
+    pub async fn join(
+        &self,
+        session: &discovery_session::Model,
+        caller: &CallerInfo,
+    ) -> Result<Subscription, ApiError> {
+        for _ in 0..3 {
+            let actor = self.actor(session);
+            let join = Join {
+                user_id: caller.user.id,
+                key_id: caller.api_key_id,
+            };
+            match actor.send(join).await {
+                Ok(joined) => {
+                    return Ok(Subscription {
+                        rx: joined.rx,
+                        closed: joined.closed,
+                        live_from: joined.live_from,
+                        guard: Box::new(LeaveGuard {
+                            actor,
+                            sub_id: joined.id,
+                        }),
+                    });
+                }
+                // It stopped between lookup and join: start afresh.
+                Err(_) => self.inner.live.forget(&session.id, &actor),
+            }
+        }
+        Err(ApiError::ServiceUnavailable(
+            "the discovery session is unavailable; retry".into(),
+        ))
+    }
+
+    fn actor(&self, s: &discovery_session::Model) -> Addr<Session> {
+        let inner = &self.inner;
+        inner.live.get_or_start(&s.id, || {
+            Session {
+                id: s.id.clone(),
+                account_id: s.account_id.clone(),
+                registry: Arc::downgrade(inner),
+                db: inner.db.clone(),
+                bus: inner.bus.clone(),
+                tuning: inner.tuning.clone(),
+                sellers: inner.sellers.clone(),
+                subs: Subscribers::new(inner.tuning.subscriber_buffer),
+                revision: s.revision,
+                complete: s.results_complete,
+                round: s.round,
+                waiters: Vec::new(),
+                queue: VecDeque::new(),
+                committing: false,
+                loading: false,
+                want: s.revision,
+                drives: 0,
+            }
+            .start()
+        })
+    }
+}
+
+/// Renews the leases of the sessions this instance drives, and completes
+/// sessions abandoned by a stopped instance.
+async fn sweep(weak: Weak<Inner>, shutdown: tokio_util::sync::CancellationToken) {
+    loop {
+        let period = match weak.upgrade() {
+            Some(inner) => inner.tuning.sweep,
+            None => return,
+        };
+        tokio::select! {
+            _ = shutdown.cancelled() => {
+                if let Some(inner) = weak.upgrade() {
+                    for s in inner.live.all() {
+                        s.do_send(Fail(StreamError::shutting_down()));
+                    }
+                }
+                return;
+            }
+            _ = tokio::time::sleep(period) => {}
+        }
+        let Some(inner) = weak.upgrade() else { return };
+        let until = Utc::now() + chrono::Duration::from_std(inner.tuning.lease).unwrap_or_default();
+        let ids: Vec<String> = inner.driving.lock().iter().cloned().collect();
+        if let Err(err) = service::renew_lease(&inner.db, &ids, &inner.instance, until).await {
+            tracing::warn!(error = %err, "discovery: lease renewal failed");
+        }
+        recover(&inner, until).await;
+    }
+}
+
+/// Completes every abandoned session it can claim: its pending agents are
+/// settled as interrupted, and the final revision is announced.
+async fn recover(inner: &Inner, until: chrono::DateTime<Utc>) {
+    loop {
+        let claimed = match service::claim_abandoned(&inner.db, &inner.instance, until).await {
+            Ok(Some(s)) => s,
+            Ok(None) => return,
+            Err(err) => {
+                tracing::warn!(error = %err, "discovery: recovery sweep failed");
+                return;
+            }
+        };
+        let pending = match service::agents(&inner.db, &claimed.id).await {
+            Ok(a) => service::pending(&a),
+            Err(err) => {
+                tracing::warn!(error = %err, "discovery: recovery read failed");
+                return;
+            }
+        };
+        let settled: Vec<(AgentRef, Outcome)> = pending
+            .into_iter()
+            .map(|a| (a, Outcome::Interrupted))
+            .collect();
+        match service::settle(&inner.db, &claimed.id, claimed.round, &settled).await {
+            Ok(Some(p)) => {
+                tracing::info!(discovery_id = %claimed.id, "discovery: completed an abandoned session");
+                inner
+                    .bus
+                    .publish(events::revision(
+                        &claimed.account_id,
+                        &claimed.id,
+                        p.revision,
+                        p.results_complete,
+                    ))
+                    .await;
+            }
+            Ok(None) => {}
+            Err(err) => tracing::warn!(error = %err, "discovery: recovery settle failed"),
+        }
+    }
+}
+
+struct LeaveGuard {
+    actor: Addr<Session>,
+    sub_id: u64,
+}
+
+impl Drop for LeaveGuard {
+    fn drop(&mut self) {
+        self.actor.do_send(Leave {
+            sub_id: self.sub_id,
+        });
+    }
+}
+
+impl BusSink for Inner {
+    fn deliver(&self, event: &BusEvent) {
+        if event.topic.starts_with(crate::auth::events::PREFIX) {
+            for s in self.live.all() {
+                s.do_send(Deliver(event.clone()));
+            }
+        } else if event.topic == events::REVISION
+            && let Some(s) = self.live.get(&event.key)
+        {
+            s.do_send(Deliver(event.clone()));
+        }
+    }
+
+    /// Events from other instances may have been lost: every session
+    /// re-reads its revisions from the database.
+    fn transport_lost(&self) {
+        for s in self.live.all() {
+            s.do_send(Resync);
+        }
+    }
+}
+
+struct Viewer {
+    user_id: i64,
+    key_id: i64,
+    opened: Instant,
+}
+
+pub struct Session {
+    id: String,
+    account_id: String,
+    registry: Weak<Inner>,
+    db: DatabaseConnection,
+    bus: EventBus,
+    tuning: DiscoveryTuning,
+    sellers: Sellers,
+    subs: Subscribers<Viewer>,
+    /// Last revision broadcast here.
+    revision: i64,
+    complete: bool,
+    round: i64,
+    waiters: Vec<oneshot::Sender<()>>,
+    /// Settlements waiting for the commit in flight.
+    queue: VecDeque<(i64, AgentRef, Outcome)>,
+    committing: bool,
+    /// Reading revisions (up to `want`) written elsewhere.
+    loading: bool,
+    want: i64,
+    /// Rounds driven by this actor that are not finished.
+    drives: usize,
+}
+
+impl Actor for Session {
+    type Context = Context<Self>;
+
+    fn started(&mut self, ctx: &mut Context<Self>) {
+        ctx.run_interval(self.tuning.keepalive, |s, ctx| {
+            s.subs.broadcast(&Item::new(None, Frame::keep_alive()));
+            let max = s.tuning.max_stream_duration;
+            s.subs
+                .close_where(|v| v.opened.elapsed() >= max, StreamError::max_duration());
+            s.revalidate(ctx);
+            s.stop_if_idle(ctx);
+        });
+    }
+
+    fn stopped(&mut self, ctx: &mut Context<Self>) {
+        if let Some(inner) = self.registry.upgrade() {
+            inner.live.forget(&self.id, &ctx.address());
+            inner.driving.lock().remove(&self.id);
+        }
+    }
+}
+
+struct Joined {
+    id: u64,
+    rx: tokio::sync::mpsc::Receiver<Arc<Item>>,
+    closed: sse::fanout::CloseReason,
+    live_from: i64,
+}
+
+#[derive(Message)]
+#[rtype(result = "Joined")]
+struct Join {
+    user_id: i64,
+    key_id: i64,
+}
+
+#[derive(Message)]
+#[rtype(result = "()")]
+struct Leave {
+    sub_id: u64,
+}
+
+#[derive(Message)]
+#[rtype(result = "oneshot::Receiver<()>")]
+struct Wait;
+
+#[derive(Message)]
+#[rtype(result = "()")]
+struct Drive(Round);
+
+#[derive(Message)]
+#[rtype(result = "()")]
+struct Settled {
+    round: i64,
+    agent: AgentRef,
+    outcome: Outcome,
+}
+
+#[derive(Message)]
+#[rtype(result = "()")]
+struct Expire {
+    round: i64,
+    agents: Vec<AgentRef>,
+}
+
+#[derive(Message)]
+#[rtype(result = "()")]
+struct Deliver(BusEvent);
+
+#[derive(Message)]
+#[rtype(result = "()")]
+struct Resync;
+
+#[derive(Message, Clone)]
+#[rtype(result = "()")]
+struct Fail(StreamError);
+
+impl Handler<Join> for Session {
+    type Result = MessageResult<Join>;
+
+    fn handle(&mut self, msg: Join, _: &mut Context<Self>) -> MessageResult<Join> {
+        let (id, rx, closed) = self.subs.add(Viewer {
+            user_id: msg.user_id,
+            key_id: msg.key_id,
+            opened: Instant::now(),
+        });
+        let mut live_from = revision_seq(self.revision);
+        if self.complete {
+            // Nothing more will come: the stream replays and ends.
+            live_from += 1;
+            self.subs.remove(id);
+        }
+        MessageResult(Joined {
+            id,
+            rx,
+            closed,
+            live_from,
+        })
+    }
+}
+
+impl Handler<Leave> for Session {
+    type Result = ();
+
+    fn handle(&mut self, msg: Leave, ctx: &mut Context<Self>) {
+        self.subs.remove(msg.sub_id);
+        self.stop_if_idle(ctx);
+    }
+}
+
+impl Handler<Wait> for Session {
+    type Result = MessageResult<Wait>;
+
+    fn handle(&mut self, _: Wait, _: &mut Context<Self>) -> MessageResult<Wait> {
+        let (tx, rx) = oneshot::channel();
+        if self.complete {
+            let _ = tx.send(());
+        } else {
+            self.waiters.retain(|w| !w.is_closed());
+            self.waiters.push(tx);
+        }
+        MessageResult(rx)
+    }
+}
+
+impl Handler<Drive> for Session {
+    type Result = ();
+
+    fn handle(&mut self, Drive(round): Drive, ctx: &mut Context<Self>) {
+        self.round = round.round;
+        self.complete = false;
+        self.drives += 1;
+        let query = Arc::new(round.query);
+        let mut asked = Vec::new();
+        for (agent, target) in round.agents {
+            let me = ctx.address();
+            let r = round.round;
+            match target {
+                Err(reason) => me.do_send(Settled {
+                    round: r,
+                    agent,
+                    outcome: Outcome::Failed(reason),
+                }),
+                Ok(target) => {
+                    asked.push(agent.clone());
+                    let seller = self.sellers.for_storefront(&target);
+                    let query = query.clone();
+                    let timeout = self.tuning.storefront_timeout;
+                    tokio::spawn(async move {
+                        let answer =
+                            tokio::time::timeout(timeout, seller.get_products(&target, &query))
+                                .await;
+                        let outcome = match answer {
+                            Err(_) | Ok(Err(SellerError::Timeout(_))) => Outcome::TimedOut,
+                            Ok(Err(e)) => Outcome::Failed(e.to_string()),
+                            Ok(Ok(a)) => Outcome::Answered {
+                                products: a
+                                    .products
+                                    .iter()
+                                    .map(|p| ProductOut::from_seller(p, target.id, &target.name))
+                                    .collect(),
+                                message: a.message,
+                                incomplete_scopes: a.incomplete_scopes,
+                            },
+                        };
+                        me.do_send(Settled {
+                            round: r,
+                            agent,
+                            outcome,
+                        });
+                    });
+                }
+            }
+        }
+        let left = round.deadline.saturating_duration_since(Instant::now());
+        let r = round.round;
+        // Sent as a message so it queues behind answers already in.
+        ctx.run_later(left, move |_, ctx| {
+            ctx.address().do_send(Expire {
+                round: r,
+                agents: asked,
+            });
+        });
+    }
+}
+
+impl Handler<Settled> for Session {
+    type Result = ();
+
+    fn handle(&mut self, msg: Settled, ctx: &mut Context<Self>) {
+        self.queue.push_back((msg.round, msg.agent, msg.outcome));
+        self.commit(ctx);
+    }
+}
+
+impl Handler<Expire> for Session {
+    type Result = ();
+
+    fn handle(&mut self, msg: Expire, ctx: &mut Context<Self>) {
+        // Agents that settled already are skipped by the commit.
+        for agent in msg.agents {
+            self.queue.push_back((msg.round, agent, Outcome::TimedOut));
+        }
+        self.commit(ctx);
+    }
+}
+
+impl Handler<Deliver> for Session {
+    type Result = ();
+
+    fn handle(&mut self, Deliver(event): Deliver, ctx: &mut Context<Self>) {
+        match event.topic.as_str() {
+            events::REVISION => {
+                if let Some(r) = event.payload.get("revision").and_then(|v| v.as_i64()) {
+                    self.want = self.want.max(r);
+                    self.load(ctx);
+                }
+            }
+            crate::auth::events::KEY_REVOKED => {
+                let key: Option<i64> = event.key.parse().ok();
+                self.subs
+                    .close_where(|v| Some(v.key_id) == key, StreamError::revoked());
+            }
+            crate::auth::events::USER_REVOKED => {
+                let user: Option<i64> = event.key.parse().ok();
+                self.subs
+                    .close_where(|v| Some(v.user_id) == user, StreamError::revoked());
+            }
+            _ => {}
+        }
+    }
+}
+
+impl Handler<Resync> for Session {
+    type Result = ();
+
+    fn handle(&mut self, _: Resync, ctx: &mut Context<Self>) {
+        self.revalidate(ctx);
+    }
+}
+
+impl Handler<Fail> for Session {
+    type Result = ();
+
+    fn handle(&mut self, Fail(err): Fail, ctx: &mut Context<Self>) {
+        self.subs.close_where(|_| true, err);
+        ctx.stop();
+    }
+}
+
+impl Session {
+    /// Commits what settled (all of it in one revision when several
+    /// answers queued up behind a commit), then publishes it.
+    fn commit(&mut self, ctx: &mut Context<Self>) {
+        if self.committing || self.queue.is_empty() {
+            return;
+        }
+        let round = self.queue.front().map_or(self.round, |q| q.0);
+        let mut batch = Vec::new();
+        while let Some(front) = self.queue.front() {
+            if front.0 != round {
+                break;
+            }
+            if let Some((_, agent, outcome)) = self.queue.pop_front()
+                && !batch
+                    .iter()
+                    .any(|(a, _): &(AgentRef, Outcome)| a.agent_id == agent.agent_id)
+            {
+                batch.push((agent, outcome));
+            }
+        }
+        self.committing = true;
+        let db = self.db.clone();
+        let id = self.id.clone();
+        let retry = batch.clone();
+        let work =
+            crate::rt::detached(async move { service::settle(&db, &id, round, &batch).await });
+        ctx.spawn(work.into_actor(self).map(move |res, s, ctx| {
+            s.committing = false;
+            match res {
+                Some(Ok(Some(p))) => {
+                    s.publish(&p, true, ctx);
+                }
+                Some(Ok(None)) => {}
+                Some(Err(err)) => {
+                    tracing::warn!(error = %err, discovery_id = %s.id, "discovery: cannot record a revision; retrying");
+                    for (agent, outcome) in retry.into_iter().rev() {
+                        s.queue.push_front((round, agent, outcome));
+                    }
+                    ctx.run_later(Duration::from_millis(500), |s, ctx| s.commit(ctx));
+                    return;
+                }
+                None => return,
+            }
+            s.commit(ctx);
+        }));
+    }
+
+    /// Broadcasts a persisted revision (and, if it is the last, the
+    /// `complete` frame, after which every stream ends); `announce` also
+    /// tells other instances through the bus.
+    fn publish(&mut self, p: &Published, announce: bool, ctx: &mut Context<Self>) {
+        if p.revision <= self.revision && (self.complete || !p.results_complete) {
+            return;
+        }
+        self.revision = self.revision.max(p.revision);
+        self.want = self.want.max(p.revision);
+        for (seq, frame) in frames(&self.id, p) {
+            self.subs.broadcast(&Item::new(Some(seq), frame));
+        }
+        if p.results_complete {
+            self.complete = true;
+            self.drives = 0;
+            if let Some(inner) = self.registry.upgrade() {
+                inner.driving.lock().remove(&self.id);
+            }
+            // Each stream ends after the frames it holds.
+            self.subs.end_all();
+            for w in self.waiters.drain(..) {
+                let _ = w.send(());
+            }
+        }
+        if announce {
+            let bus = self.bus.clone();
+            let event =
+                events::revision(&self.account_id, &self.id, p.revision, p.results_complete);
+            tokio::spawn(async move { bus.publish(event).await });
+        }
+        self.stop_if_idle(ctx);
+    }
+
+    /// Reads revisions written by another instance, up to `want`.
+    fn load(&mut self, ctx: &mut Context<Self>) {
+        if self.loading || self.want <= self.revision {
+            return;
+        }
+        self.loading = true;
+        let db = self.db.clone();
+        let id = self.id.clone();
+        let after = self.revision;
+        let work = crate::rt::detached(async move {
+            service::revisions_after(&db, &id, after, None, 200).await
+        });
+        ctx.spawn(work.into_actor(self).map(|res, s, ctx| {
+            s.loading = false;
+            match res {
+                Some(Ok(list)) => {
+                    let more = list.len() == 200;
+                    for p in &list {
+                        s.publish(p, false, ctx);
+                    }
+                    if more {
+                        s.load(ctx);
+                    }
+                }
+                Some(Err(err)) => {
+                    tracing::warn!(error = %err, "discovery: cannot read revisions");
+                }
+                None => {}
+            }
+        }));
+    }
+
+    /// The keep-alive check: the session's revision from the database.
+    fn revalidate(&mut self, ctx: &mut Context<Self>) {
+        let db = self.db.clone();
+        let id = self.id.clone();
+        let account = self.account_id.clone();
+        let work = crate::rt::detached(async move { service::find(&db, &account, &id).await });
+        ctx.spawn(work.into_actor(self).map(|res, s, ctx| match res {
+            Some(Ok(Some(row))) if row.revision > s.revision => {
+                s.want = s.want.max(row.revision);
+                s.load(ctx);
+            }
+            Some(Ok(Some(_))) => {}
+            Some(Ok(None)) => {
+                s.subs
+                    .close_where(|_| true, StreamError::not_found("discovery session"));
+                ctx.stop();
+            }
+            Some(Err(_)) => {
+                s.subs
+                    .close_where(|_| true, StreamError::database_unavailable());
+            }
+            None => {}
+        }));
+    }
+
+    fn stop_if_idle(&mut self, ctx: &mut Context<Self>) {
+        let busy = !self.subs.is_empty()
+            || (self.drives > 0 && !self.complete)
+            || self.committing
+            || !self.queue.is_empty()
+            || self.waiters.iter().any(|w| !w.is_closed());
+        if !busy {
+            ctx.run_later(self.tuning.idle_grace, |s, ctx| {
+                let busy = !s.subs.is_empty()
+                    || (s.drives > 0 && !s.complete)
+                    || s.committing
+                    || !s.queue.is_empty()
+                    || s.waiters.iter().any(|w| !w.is_closed());
+                if !busy {
+                    ctx.stop();
+                }
+            });
+        }
+    }
+}

@@ -1,0 +1,717 @@
+//! Discovery sessions over real fake sellers (MCP Streamable HTTP on
+//! 127.0.0.1): progressive and waiting modes, revisions on the SSE stream,
+//! browse windows, partial results, refine, restart recovery, isolation.
+
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use agentic_api::auth::tenancy::{self, NewStorefront};
+
+use crate::fake_seller::{Behaviour, FakeSeller, product};
+use crate::helpers::*;
+
+const DISCOVER: &str = "/api/v2/buyer/discovery/discover-products";
+
+fn browse(id: &str) -> String {
+    format!("/api/v2/buyer/discovery/{id}/discover-products")
+}
+
+fn events(id: &str) -> String {
+    format!("/api/v2/buyer/discovery/{id}/events")
+}
+
+async fn advertiser(app: &TestApp, t: &Tenant) -> String {
+    let res = app
+        .post(
+            "/api/v2/buyer/advertisers",
+            &t.key,
+            &json!({"name": "Acme", "brand": "acme.example", "primaryCurrency": "USD"}),
+        )
+        .await;
+    assert_eq!(res.status, 201, "{}", res.body);
+    res.data()["id"].as_str().unwrap().to_string()
+}
+
+async fn storefront(app: &TestApp, name: &str, url: &str) -> i64 {
+    tenancy::register_storefront_with(
+        &app.db,
+        NewStorefront {
+            name: name.into(),
+            url: url.into(),
+            auth_token: None,
+        },
+        app.config.url_policy(),
+    )
+    .await
+    .unwrap()
+}
+
+async fn seller(app: &TestApp, name: &str, b: Behaviour) -> (FakeSeller, i64) {
+    let s = FakeSeller::start(b).await;
+    let id = storefront(app, name, &s.url()).await;
+    (s, id)
+}
+
+async fn open(app: &TestApp, path: &str, key: &str, last: Option<&str>) -> SseStream {
+    match app.sse(path, key, last).await {
+        Ok(s) => s,
+        Err(r) => panic!("stream refused: {} {}", r.status, r.body),
+    }
+}
+
+async fn refused(app: &TestApp, path: &str, key: &str, last: Option<&str>) -> Resp {
+    match app.sse(path, key, last).await {
+        Ok(_) => panic!("stream opened"),
+        Err(r) => r,
+    }
+}
+
+fn delayed(ms: u64, products: Value) -> Behaviour {
+    Behaviour {
+        delay: Duration::from_millis(ms),
+        products,
+        ..Behaviour::default()
+    }
+}
+
+fn group_ids(v: &Value) -> Vec<String> {
+    v["productGroups"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|g| g["groupId"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[actix_web::test]
+async fn a_progressive_discovery_streams_one_revision_per_seller_then_completes() {
+    let app = spawn_app().await;
+    let t = app.tenant().await;
+    let adv = advertiser(&app, &t).await;
+    let (_fast, fast) = seller(&app, "Fast News", delayed(0, json!([product("n-1", 10.0)]))).await;
+    let (_mid, mid) = seller(
+        &app,
+        "Mid CTV",
+        delayed(400, json!([product("c-1", 30.0), product("c-2", 31.0)])),
+    )
+    .await;
+    let (_slow, slow) = seller(
+        &app,
+        "Slow Audio",
+        delayed(1200, json!([product("a-1", 5.0)])),
+    )
+    .await;
+
+    let res = app
+        .post(
+            DISCOVER,
+            &t.key,
+            &json!({"advertiserId": adv, "brief": "CTV and news in France", "progressive": true}),
+        )
+        .await;
+    assert_eq!(res.status, 200, "{}", res.body);
+    let d = res.data().clone();
+    let id = d["discoveryId"].as_str().unwrap().to_string();
+    assert!(id.starts_with("disc_"));
+    assert_eq!(d["resultsComplete"], false, "{d}");
+    assert!(d["summary"]["storefrontsQueried"] == 3, "{d}");
+
+    let mut stream = open(&app, &events(&id), &t.key, None).await;
+    assert_eq!(
+        stream.expect("ready").await.data,
+        json!({"discoveryId": id})
+    );
+    let mut seen_groups = Vec::new();
+    let mut last_rev = -1;
+    let mut final_rev = None;
+    while final_rev.is_none() {
+        let ev = stream
+            .next_event(Duration::from_secs(10))
+            .await
+            .expect("an event");
+        match ev.event.as_str() {
+            "revision" => {
+                let r = ev.data["revision"].as_i64().unwrap();
+                assert!(r > last_rev, "revisions increase: {r} after {last_rev}");
+                assert_eq!(ev.id.as_deref(), Some(r.to_string().as_str()));
+                last_rev = r;
+                // Only the groups landed by this revision.
+                let landed = group_ids(&ev.data);
+                assert!(landed.len() <= 1, "{}", ev.data);
+                seen_groups.extend(landed);
+                let pending = ev.data["pendingAgents"].as_array().unwrap().len();
+                if ev.data["resultsComplete"] == true {
+                    assert_eq!(pending, 0);
+                    final_rev = Some(r);
+                }
+            }
+            other => panic!("unexpected {other}: {}", ev.data),
+        }
+    }
+    let done = stream.expect("complete").await;
+    assert_eq!(done.data["revision"], final_rev.unwrap());
+    assert_eq!(done.data["incompleteAgents"], json!([]));
+    assert!(
+        stream.ended(Duration::from_secs(5)).await,
+        "the stream ends after complete"
+    );
+    // The fastest seller landed first, the slowest last.
+    assert_eq!(
+        seen_groups,
+        [
+            format!("sf_{fast}"),
+            format!("sf_{mid}"),
+            format!("sf_{slow}")
+        ]
+    );
+
+    let all = app.get(&browse(&id), &t.key).await;
+    assert_eq!(all.status, 200, "{}", all.body);
+    let d = all.data();
+    assert_eq!(d["resultsComplete"], true);
+    assert_eq!(d["summary"]["totalProducts"], 4);
+    assert_eq!(d["totalGroups"], 3);
+    assert_eq!(d["hasMoreGroups"], false);
+    let ctv = &d["productGroups"][1];
+    assert_eq!(ctv["groupName"], "Mid CTV");
+    assert_eq!(ctv["products"][0]["productId"], "c-1");
+    assert_eq!(ctv["products"][0]["storefrontId"], mid);
+    assert_eq!(ctv["products"][0]["pricingModels"], json!(["cpm"]));
+    assert_eq!(ctv["products"][0]["adcp"]["product_id"], "c-1");
+    assert!(ctv["products"][0]["briefRelevance"].is_string());
+}
+
+#[actix_web::test]
+async fn a_waiting_discovery_returns_everything_and_what_the_sellers_said() {
+    let app = spawn_app().await;
+    let t = app.tenant().await;
+    let adv = advertiser(&app, &t).await;
+    let (a, _) = seller(&app, "Alpha", delayed(100, json!([product("x-1", 9.0)]))).await;
+    let mut bad = product("bad", 1.0);
+    bad["pricing_options"] = json!("nope");
+    let (_b, _) = seller(&app, "Bravo", delayed(0, json!([product("y-1", 2.0), bad]))).await;
+    let (_c, c) = seller(
+        &app,
+        "Charlie",
+        Behaviour {
+            products: json!([]),
+            message: Some("Nothing in market for that brief.".into()),
+            ..Behaviour::default()
+        },
+    )
+    .await;
+    let (_e, e) = seller(
+        &app,
+        "Echo",
+        Behaviour {
+            error: Some(json!({"code": "INVALID_REQUEST", "message": "brief too vague"})),
+            ..Behaviour::default()
+        },
+    )
+    .await;
+
+    let res = app
+        .post(
+            DISCOVER,
+            &t.key,
+            &json!({"advertiserId": adv, "brief": "Sneakers", "channels": ["ctv"], "countries": ["fr"], "waitSeconds": 10}),
+        )
+        .await;
+    assert_eq!(res.status, 200, "{}", res.body);
+    let d = res.data();
+    assert_eq!(d["resultsComplete"], true, "{d}");
+    assert_eq!(
+        d["summary"]["totalProducts"], 2,
+        "the malformed product is dropped: {d}"
+    );
+    assert_eq!(d["pendingAgents"], json!([]));
+    let results = d["storefrontResults"].as_array().unwrap();
+    let of = |id: i64| results.iter().find(|r| r["agentId"] == id).unwrap().clone();
+    assert_eq!(of(c)["status"], "answered");
+    assert_eq!(of(c)["message"], "Nothing in market for that brief.");
+    assert_eq!(of(e)["status"], "failed");
+    let incomplete = d["incompleteAgents"].as_array().unwrap();
+    assert_eq!(incomplete.len(), 1, "{d}");
+    assert_eq!(incomplete[0]["agentId"], e);
+    assert_eq!(incomplete[0]["retryWithLongerWaitAvailable"], false);
+    // The seller was asked with the request's filters and brand.
+    let call = a
+        .seen()
+        .into_iter()
+        .find(|s| s.method == "tools/call")
+        .unwrap();
+    let args = &call.body["params"]["arguments"];
+    assert_eq!(args["buying_mode"], "brief");
+    assert_eq!(args["brief"], "Sneakers");
+    assert_eq!(args["brand"]["domain"], "acme.example");
+    assert_eq!(args["filters"]["channels"], json!(["ctv"]));
+    assert_eq!(args["filters"]["countries"], json!(["FR"]));
+}
+
+#[actix_web::test]
+async fn a_wait_limit_returns_partial_results_and_the_timeout_completes_the_session() {
+    let app = spawn_app_with(|c| c.discovery.storefront_timeout = Duration::from_secs(2)).await;
+    let t = app.tenant().await;
+    let adv = advertiser(&app, &t).await;
+    let (_a, _) = seller(&app, "Quick", delayed(0, json!([product("q-1", 3.0)]))).await;
+    let (_h, h) = seller(
+        &app,
+        "Hangs",
+        Behaviour {
+            hang: true,
+            ..Behaviour::default()
+        },
+    )
+    .await;
+
+    let res = app
+        .post(
+            DISCOVER,
+            &t.key,
+            &json!({"advertiserId": adv, "waitSeconds": 1}),
+        )
+        .await;
+    assert_eq!(res.status, 200, "{}", res.body);
+    let d = res.data().clone();
+    assert_eq!(d["resultsComplete"], false);
+    assert_eq!(d["summary"]["totalProducts"], 1);
+    assert_eq!(
+        d["pendingAgents"],
+        json!([{"agentId": h, "agentName": "Hangs"}])
+    );
+    let inc = &d["incompleteAgents"][0];
+    assert_eq!(inc["agentId"], h);
+    assert_eq!(inc["reason"], "pending");
+    assert_eq!(inc["retryWithLongerWaitAvailable"], true);
+    assert_eq!(inc["incompleteScopes"], json!(["products"]));
+
+    // Waiting again on the same session returns once the timeout settles it.
+    let id = d["discoveryId"].as_str().unwrap();
+    let res = app
+        .post(
+            DISCOVER,
+            &t.key,
+            &json!({"discoveryId": id, "waitSeconds": 10}),
+        )
+        .await;
+    let d = res.data();
+    assert_eq!(d["resultsComplete"], true, "{d}");
+    assert_eq!(d["incompleteAgents"][0]["reason"], "timed_out");
+    assert_eq!(
+        d["incompleteAgents"][0]["retryWithLongerWaitAvailable"],
+        false
+    );
+}
+
+#[actix_web::test]
+async fn browse_pages_groups_and_products_and_filters_by_revision() {
+    let app = spawn_app().await;
+    let t = app.tenant().await;
+    let adv = advertiser(&app, &t).await;
+    let many: Vec<Value> = (0..5)
+        .map(|i| product(&format!("p-{i}"), 1.0 + i as f64))
+        .collect();
+    let (_a, a) = seller(&app, "A", delayed(0, Value::Array(many))).await;
+    let (_b, b) = seller(&app, "B", delayed(300, json!([product("b-1", 1.0)]))).await;
+    let res = app
+        .post(
+            DISCOVER,
+            &t.key,
+            &json!({"advertiserId": adv, "waitSeconds": 10}),
+        )
+        .await;
+    let id = res.data()["discoveryId"].as_str().unwrap().to_string();
+
+    let page = app
+        .get(
+            &format!(
+                "{}?groupLimit=1&productsPerGroup=2&productOffset=1",
+                browse(&id)
+            ),
+            &t.key,
+        )
+        .await;
+    assert_eq!(page.status, 200, "{}", page.body);
+    let d = page.data();
+    assert_eq!(group_ids(d), [format!("sf_{a}")]);
+    assert_eq!(d["hasMoreGroups"], true);
+    assert_eq!(d["totalGroups"], 2);
+    let g = &d["productGroups"][0];
+    assert_eq!(g["totalProducts"], 5);
+    let ids: Vec<&str> = g["products"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["productId"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, ["p-1", "p-2"]);
+
+    let second = app
+        .get(
+            &format!("{}?groupLimit=1&groupOffset=1", browse(&id)),
+            &t.key,
+        )
+        .await;
+    assert_eq!(group_ids(second.data()), [format!("sf_{b}")]);
+    assert_eq!(second.data()["hasMoreGroups"], false);
+
+    // Only what landed after the first group's revision.
+    let first_rev = d["productGroups"][0]["revision"].as_i64().unwrap();
+    let since = app
+        .get(
+            &format!("{}?sinceRevision={first_rev}", browse(&id)),
+            &t.key,
+        )
+        .await;
+    assert_eq!(group_ids(since.data()), [format!("sf_{b}")]);
+
+    for bad in [
+        "groupLimit=0",
+        "productsPerGroup=101",
+        "sinceRevision=-1",
+        "groupLimit=x",
+        "nope=1",
+    ] {
+        let r = app.get(&format!("{}?{bad}", browse(&id)), &t.key).await;
+        r.assert_error(400, "VALIDATION_ERROR");
+    }
+}
+
+#[actix_web::test]
+async fn a_late_subscriber_gets_every_revision_then_complete_and_can_resume() {
+    let app = spawn_app().await;
+    let t = app.tenant().await;
+    let adv = advertiser(&app, &t).await;
+    let (_a, _) = seller(&app, "A", delayed(0, json!([product("a", 1.0)]))).await;
+    let (_b, _) = seller(&app, "B", delayed(0, json!([product("b", 1.0)]))).await;
+    let res = app
+        .post(
+            DISCOVER,
+            &t.key,
+            &json!({"advertiserId": adv, "waitSeconds": 10}),
+        )
+        .await;
+    let id = res.data()["discoveryId"].as_str().unwrap().to_string();
+    let last = res.data()["revision"].as_i64().unwrap();
+    assert_eq!(last, 2, "revision 0, then one per seller");
+
+    let mut s = open(&app, &events(&id), &t.key, None).await;
+    s.expect("ready").await;
+    for r in 0..=last {
+        let ev = s.expect("revision").await;
+        assert_eq!(ev.data["revision"], r);
+    }
+    s.expect("complete").await;
+    assert!(s.ended(Duration::from_secs(5)).await);
+
+    // Resuming after revision 1 gets only revision 2 and complete.
+    let mut s = open(&app, &events(&id), &t.key, Some("1")).await;
+    s.expect("ready").await;
+    assert_eq!(s.expect("revision").await.data["revision"], 2);
+    s.expect("complete").await;
+    assert!(s.ended(Duration::from_secs(5)).await);
+
+    let beyond = refused(&app, &events(&id), &t.key, Some("9")).await;
+    beyond.assert_error(400, "VALIDATION_ERROR");
+}
+
+#[actix_web::test]
+async fn a_session_past_its_grace_is_not_active_and_other_accounts_see_nothing() {
+    let app = spawn_app_with(|c| c.discovery.complete_grace = Duration::ZERO).await;
+    let t = app.tenant().await;
+    let other = app.tenant().await;
+    let adv = advertiser(&app, &t).await;
+    let (_a, _) = seller(&app, "A", delayed(0, json!([product("a", 1.0)]))).await;
+    let res = app
+        .post(
+            DISCOVER,
+            &t.key,
+            &json!({"advertiserId": adv, "waitSeconds": 10}),
+        )
+        .await;
+    let id = res.data()["discoveryId"].as_str().unwrap().to_string();
+    tokio::time::sleep(Duration::from_millis(20)).await;
+    refused(&app, &events(&id), &t.key, None)
+        .await
+        .assert_error(400, "VALIDATION_ERROR");
+
+    refused(&app, &events(&id), &other.key, None)
+        .await
+        .assert_error(404, "NOT_FOUND");
+    refused(&app, &events("disc_unknown"), &t.key, None)
+        .await
+        .assert_error(404, "NOT_FOUND");
+    refused(&app, &events(&id), "nope", None)
+        .await
+        .assert_error(401, "UNAUTHORIZED");
+    app.get(&browse(&id), &other.key)
+        .await
+        .assert_error(404, "NOT_FOUND");
+    let refine = app
+        .post(
+            DISCOVER,
+            &other.key,
+            &json!({"discoveryId": id, "refine": [{"scope": "request", "ask": "more"}]}),
+        )
+        .await;
+    refine.assert_error(404, "NOT_FOUND");
+    // Another account's advertiser is not found either.
+    let res = app
+        .post(DISCOVER, &other.key, &json!({"advertiserId": adv}))
+        .await;
+    res.assert_error(404, "NOT_FOUND");
+}
+
+#[actix_web::test]
+async fn bad_requests_are_refused_with_their_field_and_start_nothing() {
+    let app = spawn_app().await;
+    let t = app.tenant().await;
+    let adv = advertiser(&app, &t).await;
+    let (s, _) = seller(&app, "A", Behaviour::default()).await;
+    let cases = [
+        (json!({}), "advertiserId"),
+        (json!({"advertiserId": "x"}), "advertiserId"),
+        (
+            json!({"advertiserId": adv, "channels": ["tv-ish"]}),
+            "channels[0]",
+        ),
+        (
+            json!({"advertiserId": adv, "countries": ["FR", "XX"]}),
+            "countries[1]",
+        ),
+        (
+            json!({"advertiserId": adv, "pricingModel": "cpa"}),
+            "pricingModel",
+        ),
+        (
+            json!({"advertiserId": adv, "waitSeconds": 31}),
+            "waitSeconds",
+        ),
+        (
+            json!({"advertiserId": adv, "waitMode": "long", "waitSeconds": 301}),
+            "waitSeconds",
+        ),
+        (
+            json!({"advertiserId": adv, "waitMode": "short"}),
+            "waitMode",
+        ),
+        (
+            json!({"advertiserId": adv, "progressive": true, "waitSeconds": 3}),
+            "progressive",
+        ),
+        (
+            json!({"advertiserId": adv, "refine": [{"scope": "request", "ask": "x"}]}),
+            "refine",
+        ),
+        (
+            json!({"advertiserId": adv, "storefrontIds": [999]}),
+            "storefrontIds[0]",
+        ),
+        (
+            json!({"advertiserId": adv, "publisherDomain": "not a domain"}),
+            "publisherDomain",
+        ),
+        (
+            json!({"advertiserId": adv, "storefrontNames": [" "]}),
+            "storefrontNames[0]",
+        ),
+    ];
+    for (body, field) in cases {
+        let res = app.post(DISCOVER, &t.key, &body).await;
+        res.assert_error(400, "VALIDATION_ERROR");
+        let issues = &res.body["error"]["details"]["issues"];
+        let at = |p: &str| {
+            issues
+                .as_array()
+                .is_some_and(|a| a.iter().any(|i| i["path"] == p))
+                || res.body["error"]["field"] == p
+        };
+        assert!(at(field), "{body} -> {}", res.body);
+    }
+    let unknown = app
+        .post(DISCOVER, &t.key, &json!({"advertiserId": adv, "extra": 1}))
+        .await;
+    unknown.assert_error(400, "VALIDATION_ERROR");
+    app.post(DISCOVER, "nope", &json!({"advertiserId": adv}))
+        .await
+        .assert_error(401, "UNAUTHORIZED");
+    let reader = app
+        .user_in(&t.account_id, "member", &["platform:read"])
+        .await;
+    app.post(DISCOVER, &reader.key, &json!({"advertiserId": adv}))
+        .await
+        .assert_error(403, "FORBIDDEN");
+    let campaign = app
+        .post(
+            DISCOVER,
+            &t.key,
+            &json!({"advertiserId": adv, "campaignId": "cmp_1"}),
+        )
+        .await;
+    campaign.assert_error(404, "NOT_FOUND");
+    assert!(
+        s.methods().iter().all(|m| m != "tools/call"),
+        "no seller was asked"
+    );
+}
+
+#[actix_web::test]
+async fn storefronts_are_chosen_by_id_and_name_and_empty_lists_mean_all() {
+    let app = spawn_app().await;
+    let t = app.tenant().await;
+    let adv = advertiser(&app, &t).await;
+    let (_a, a) = seller(&app, "Daily News", delayed(0, json!([product("a", 1.0)]))).await;
+    let (_b, b) = seller(&app, "StreamTV", delayed(0, json!([product("b", 1.0)]))).await;
+    let ids = |d: &Value| -> Vec<i64> {
+        d["storefrontResults"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["agentId"].as_i64().unwrap())
+            .collect()
+    };
+    let by_name = app
+        .post(
+            DISCOVER,
+            &t.key,
+            &json!({"advertiserId": adv, "storefrontNames": ["news"], "waitSeconds": 5}),
+        )
+        .await;
+    assert_eq!(ids(by_name.data()), [a]);
+    let by_id = app
+        .post(
+            DISCOVER,
+            &t.key,
+            &json!({"advertiserId": adv, "storefrontIds": [b], "waitSeconds": 5}),
+        )
+        .await;
+    assert_eq!(ids(by_id.data()), [b]);
+    let empty = app
+        .post(
+            DISCOVER,
+            &t.key,
+            &json!({"advertiserId": adv, "storefrontIds": [], "channels": [], "waitSeconds": 5}),
+        )
+        .await;
+    assert_eq!(ids(empty.data()), [a, b]);
+    // No storefront matches: a complete, empty, successful discovery.
+    let none = app
+        .post(
+            DISCOVER,
+            &t.key,
+            &json!({"advertiserId": adv, "publisherDomain": "nowhere.example"}),
+        )
+        .await;
+    assert_eq!(none.status, 200, "{}", none.body);
+    assert_eq!(none.data()["resultsComplete"], true);
+    assert_eq!(none.data()["summary"]["totalProducts"], 0);
+}
+
+#[actix_web::test]
+async fn refine_asks_again_in_refine_mode_and_replaces_groups() {
+    let app = spawn_app().await;
+    let t = app.tenant().await;
+    let adv = advertiser(&app, &t).await;
+    let (s, sid) = seller(
+        &app,
+        "A",
+        delayed(0, json!([product("a-1", 1.0), product("a-2", 2.0)])),
+    )
+    .await;
+    let res = app
+        .post(
+            DISCOVER,
+            &t.key,
+            &json!({"advertiserId": adv, "brief": "shoes", "waitSeconds": 5}),
+        )
+        .await;
+    let id = res.data()["discoveryId"].as_str().unwrap().to_string();
+    let first = res.data()["revision"].as_i64().unwrap();
+    s.set(|b| b.products = json!([product("a-2", 2.0)]));
+    let refined = app
+        .post(
+            DISCOVER,
+            &t.key,
+            &json!({"discoveryId": id, "refine": [{"scope": "product", "product_id": "a-1", "action": "omit"}], "waitSeconds": 5}),
+        )
+        .await;
+    assert_eq!(refined.status, 200, "{}", refined.body);
+    let d = refined.data();
+    assert_eq!(d["discoveryId"], id);
+    assert_eq!(d["resultsComplete"], true);
+    assert!(d["revision"].as_i64().unwrap() > first);
+    assert_eq!(d["totalGroups"], 1);
+    assert_eq!(d["productGroups"][0]["groupId"], format!("sf_{sid}"));
+    assert_eq!(
+        d["productGroups"][0]["products"].as_array().unwrap().len(),
+        1
+    );
+    let calls: Vec<_> = s
+        .seen()
+        .into_iter()
+        .filter(|x| x.method == "tools/call")
+        .collect();
+    let last = &calls.last().unwrap().body["params"]["arguments"];
+    assert_eq!(last["buying_mode"], "refine");
+    assert_eq!(last["refine"][0]["product_id"], "a-1");
+
+    let bad = app
+        .post(
+            DISCOVER,
+            &t.key,
+            &json!({"discoveryId": id, "refine": [{"scope": "nope"}]}),
+        )
+        .await;
+    bad.assert_error(400, "VALIDATION_ERROR");
+}
+
+#[actix_web::test]
+async fn a_session_in_flight_when_its_instance_stops_is_completed_by_the_next() {
+    let tune = |c: &mut agentic_api::config::Config| {
+        c.discovery.lease = Duration::from_millis(600);
+        c.discovery.sweep = Duration::from_millis(200);
+    };
+    let app = spawn_app_with(tune).await;
+    let t = app.tenant().await;
+    let adv = advertiser(&app, &t).await;
+    let (_a, _) = seller(&app, "Quick", delayed(0, json!([product("q", 1.0)]))).await;
+    let (_h, h) = seller(
+        &app,
+        "Hangs",
+        Behaviour {
+            hang: true,
+            ..Behaviour::default()
+        },
+    )
+    .await;
+    let res = app
+        .post(
+            DISCOVER,
+            &t.key,
+            &json!({"advertiserId": adv, "waitSeconds": 1}),
+        )
+        .await;
+    let id = res.data()["discoveryId"].as_str().unwrap().to_string();
+    assert_eq!(res.data()["resultsComplete"], false);
+    app.handle.stop(true).await;
+    app.state.shutdown.cancel();
+
+    let next = spawn_on(&app.database_url, tune).await;
+    let mut done = Value::Null;
+    for _ in 0..50 {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        let r = next.get(&browse(&id), &t.key).await;
+        if r.data()["resultsComplete"] == true {
+            done = r.data().clone();
+            break;
+        }
+    }
+    assert_eq!(
+        done["resultsComplete"], true,
+        "the abandoned session completes"
+    );
+    assert_eq!(done["incompleteAgents"][0]["agentId"], h);
+    assert_eq!(done["incompleteAgents"][0]["reason"], "interrupted");
+    assert_eq!(done["summary"]["totalProducts"], 1);
+}
