@@ -61,11 +61,7 @@ impl MigrationTrait for Migration {
                 // JSON array of AdCP `incomplete` scopes.
                 .col(text_null("incomplete_scopes"))
                 .col(big_integer_null("settled_revision"))
-                .primary_key(
-                    Index::create()
-                        .col("session_id")
-                        .col("storefront_id"),
-                )
+                .primary_key(Index::create().col("session_id").col("storefront_id"))
                 .foreign_key(&mut crate::cascade(
                     "discovery_agents",
                     "session_id",
