@@ -6,6 +6,7 @@
 //! ([`service`]) before broadcasting it to SSE subscribers ([`routes`]) and
 //! other instances (the bus, [`events`]).
 
+pub mod agent_view;
 pub mod events;
 pub mod model;
 pub mod operations;
@@ -26,6 +27,11 @@ pub static OPERATIONS: &[&OperationDef] = &[
     &def::<storefronts::ListStorefronts>(&storefronts::__path_list_storefronts),
     &def::<operations::DiscoverProducts>(&operations::__path_discover_products),
     &def::<operations::BrowseDiscovery>(&operations::__path_browse_discovery),
+    &def::<selection::ListDiscoveryProducts>(&selection::__path_list_discovery_products),
+    &def::<selection::AddDiscoveryProducts>(&selection::__path_add_discovery_products),
+    &def::<selection::RemoveDiscoveryProducts>(&selection::__path_remove_discovery_products),
+    &def::<selection::SaveDiscoveryProposal>(&selection::__path_save_discovery_proposal),
+    &def::<agent_view::GetProducts>(&agent_view::__path_get_products),
 ];
 
 /// Starts this domain's handles: the seller client (one outbound worker and

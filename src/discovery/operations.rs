@@ -107,7 +107,6 @@ impl Window {
     }
 }
 
-
 /// A session as its callers see it.
 #[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
@@ -189,7 +188,7 @@ pub async fn snapshot(
     })
 }
 
-fn sessions(ctx: &Ctx) -> Result<&Sessions, ApiError> {
+pub(super) fn sessions(ctx: &Ctx) -> Result<&Sessions, ApiError> {
     ctx.get::<Sessions>()
 }
 
@@ -208,7 +207,7 @@ pub async fn visible_session(
 }
 
 /// What the request asks sellers, parsed and checked (every problem at once).
-struct Ask {
+pub(super) struct Ask {
     channels: Vec<String>,
     countries: Vec<String>,
     brief: Option<String>,
@@ -216,7 +215,7 @@ struct Ask {
     wait: Duration,
 }
 
-fn parse_ask(body: &DiscoverProductsIn) -> Result<Ask, ApiError> {
+pub(super) fn parse_ask(body: &DiscoverProductsIn) -> Result<Ask, ApiError> {
     let mut issues = Issues::default();
     let mut channels = Vec::new();
     for (i, c) in body.channels.iter().flatten().enumerate() {
@@ -337,7 +336,7 @@ fn is_domain(d: &str) -> bool {
         })
 }
 
-fn parse_refine(raw: &[Value]) -> Result<Vec<Refinement>, ApiError> {
+pub(super) fn parse_refine(raw: &[Value]) -> Result<Vec<Refinement>, ApiError> {
     let mut issues = Issues::default();
     let mut out = Vec::new();
     if raw.is_empty() {
@@ -445,7 +444,7 @@ impl Operation for DiscoverProducts {
 }
 
 /// Creates a session and drives its first round on this instance.
-async fn start(
+pub(super) async fn start(
     ctx: &Ctx,
     caller: &CallerInfo,
     sessions: &Sessions,
@@ -547,7 +546,7 @@ async fn targets(
 }
 
 /// Asks the session's storefronts again with AdCP `buying_mode: refine`.
-async fn refine_round(
+pub(super) async fn refine_round(
     ctx: &Ctx,
     sessions: &Sessions,
     session: &discovery_session::Model,

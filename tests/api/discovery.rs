@@ -715,3 +715,225 @@ async fn a_session_in_flight_when_its_instance_stops_is_completed_by_the_next() 
     assert_eq!(done["incompleteAgents"][0]["reason"], "interrupted");
     assert_eq!(done["summary"]["totalProducts"], 1);
 }
+
+async fn finished(app: &TestApp, t: &Tenant, adv: &str) -> String {
+    let res = app
+        .post(
+            DISCOVER,
+            &t.key,
+            &json!({"advertiserId": adv, "waitSeconds": 10}),
+        )
+        .await;
+    assert_eq!(res.data()["resultsComplete"], true, "{}", res.body);
+    res.data()["discoveryId"].as_str().unwrap().to_string()
+}
+
+#[actix_web::test]
+async fn chosen_products_are_added_listed_and_removed_against_the_sessions_products() {
+    let app = spawn_app().await;
+    let t = app.tenant().await;
+    let other = app.tenant().await;
+    let adv = advertiser(&app, &t).await;
+    let (_a, a) = seller(
+        &app,
+        "A",
+        delayed(0, json!([product("a-1", 1.0), product("a-2", 2.0)])),
+    )
+    .await;
+    let id = finished(&app, &t, &adv).await;
+    let path = format!("/api/v2/buyer/discovery/{id}/products");
+
+    let empty = app.get(&path, &t.key).await;
+    assert_eq!(empty.status, 200, "{}", empty.body);
+    assert_eq!(empty.data()["products"], json!([]));
+
+    let added = app
+        .post(&path, &t.key, &json!({"productIds": ["a-2", "a-1", "a-2"]}))
+        .await;
+    assert_eq!(added.status, 200, "{}", added.body);
+    let chosen = added.data()["products"].as_array().unwrap().clone();
+    assert_eq!(chosen.len(), 2);
+    assert_eq!(chosen[0]["groupId"], format!("sf_{a}"));
+    assert_eq!(chosen[0]["addedByUserId"], t.user_id);
+    assert!(
+        chosen
+            .iter()
+            .all(|c| c["product"]["productId"] == c["productId"])
+    );
+
+    let unknown = app
+        .post(&path, &t.key, &json!({"productIds": ["a-1", "zz"]}))
+        .await;
+    unknown.assert_error(400, "VALIDATION_ERROR");
+    assert_eq!(unknown.body["error"]["field"], "productIds[1]");
+    app.post(&path, &t.key, &json!({"productIds": []}))
+        .await
+        .assert_error(400, "VALIDATION_ERROR");
+    app.post(&path, &other.key, &json!({"productIds": ["a-1"]}))
+        .await
+        .assert_error(404, "NOT_FOUND");
+    app.get(&path, &other.key)
+        .await
+        .assert_error(404, "NOT_FOUND");
+
+    let removed = app
+        .request(
+            awc::http::Method::DELETE,
+            &path,
+            Some(&t.key),
+            Some(&json!({"productIds": ["a-1", "never-chosen"]})),
+        )
+        .await;
+    assert_eq!(removed.status, 200, "{}", removed.body);
+    let left: Vec<&str> = removed.data()["products"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["productId"].as_str().unwrap())
+        .collect();
+    assert_eq!(left, ["a-2"]);
+    assert_eq!(
+        app.get(&path, &t.key).await.data()["products"]
+            .as_array()
+            .unwrap()
+            .len(),
+        1
+    );
+}
+
+#[actix_web::test]
+async fn a_saved_proposal_code_returns_its_snapshot_whatever_the_session_does_next() {
+    let app = spawn_app().await;
+    let t = app.tenant().await;
+    let other = app.tenant().await;
+    let adv = advertiser(&app, &t).await;
+    let (s, _) = seller(&app, "A", delayed(0, json!([product("a-1", 1.0)]))).await;
+    let id = finished(&app, &t, &adv).await;
+    let saved = app
+        .post(
+            &format!("/api/v2/buyer/discovery/{id}/proposals"),
+            &t.key,
+            &json!(null),
+        )
+        .await;
+    assert_eq!(saved.status, 201, "{}", saved.body);
+    let code = saved.data()["proposalCode"].as_str().unwrap().to_string();
+    assert!(code.starts_with("PRP-") && code.len() == 14, "{code}");
+    let snapshot_rev = saved.data()["revision"].clone();
+
+    s.set(|b| b.products = json!([product("a-9", 9.0)]));
+    app.post(DISCOVER, &t.key, &json!({"discoveryId": id, "refine": [{"scope": "request", "ask": "other"}], "waitSeconds": 5}))
+        .await;
+    let back = app
+        .post(DISCOVER, &t.key, &json!({"proposalCode": code.to_lowercase(), "advertiserId": "ignored", "channels": ["nope"]}))
+        .await;
+    assert_eq!(back.status, 200, "{}", back.body);
+    assert_eq!(back.data()["revision"], snapshot_rev);
+    assert_eq!(
+        back.data()["productGroups"][0]["products"][0]["productId"],
+        "a-1"
+    );
+    app.post(DISCOVER, &other.key, &json!({"proposalCode": code}))
+        .await
+        .assert_error(404, "NOT_FOUND");
+    app.post(DISCOVER, &t.key, &json!({"proposalCode": "PRP-NOPE"}))
+        .await
+        .assert_error(404, "NOT_FOUND");
+}
+
+#[actix_web::test]
+async fn the_multi_storefront_get_products_starts_polls_and_pages_a_session() {
+    let app = spawn_app().await;
+    let t = app.tenant().await;
+    let adv = advertiser(&app, &t).await;
+    let many: Vec<Value> = (0..3).map(|i| product(&format!("f-{i}"), 1.0)).collect();
+    let (_f, f) = seller(&app, "Fast", delayed(0, Value::Array(many))).await;
+    let (_s, _) = seller(
+        &app,
+        "Empty",
+        Behaviour {
+            delay: Duration::from_millis(300),
+            products: json!([]),
+            message: Some("No CTV in that market.".into()),
+            ..Behaviour::default()
+        },
+    )
+    .await;
+    const GP: &str = "/api/v2/buyer/discovery/get-products";
+    let first = app
+        .post(GP, &t.key, &json!({"buying_mode": "brief", "brief": "ctv", "ext": {"platform": {"advertiser_id": adv}}}))
+        .await;
+    assert_eq!(first.status, 200, "{}", first.body);
+    let exec = first.data()["ext"]["platform"]["execution_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert_eq!(first.data()["provisional"], true);
+
+    let mut done = Value::Null;
+    for _ in 0..50 {
+        let poll = app
+            .post(GP, &t.key, &json!({"buying_mode": "brief", "brief": "ctv", "pagination": {"max_results": 2}, "ext": {"platform": {"execution_id": exec}}}))
+            .await;
+        if poll.data()["results_complete"] == true {
+            done = poll.data().clone();
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(done["provisional"], false, "{done}");
+    assert_eq!(done["pending_agents"], json!([]));
+    assert_eq!(done["products"].as_array().unwrap().len(), 2);
+    assert_eq!(done["products"][0]["ext"]["platform"]["storefront_id"], f);
+    assert_eq!(
+        done["pagination"],
+        json!({"has_more": true, "max_results": 2, "cursor": "2"})
+    );
+    let empty = done["storefront_results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["agent_name"] == "Empty")
+        .unwrap()
+        .clone();
+    assert_eq!(empty["message"], "No CTV in that market.");
+    let next = app
+        .post(GP, &t.key, &json!({"buying_mode": "brief", "brief": "ctv", "pagination": {"max_results": 2, "cursor": "2"}, "ext": {"platform": {"execution_id": exec}}}))
+        .await;
+    assert_eq!(next.data()["products"].as_array().unwrap().len(), 1);
+    assert_eq!(next.data()["pagination"]["has_more"], false);
+    let rev = done["revision"].as_i64().unwrap();
+    let since = app
+        .post(GP, &t.key, &json!({"buying_mode": "brief", "brief": "ctv", "ext": {"platform": {"execution_id": exec, "since_revision": rev}}}))
+        .await;
+    assert_eq!(since.data()["products"], json!([]));
+
+    for (body, field) in [
+        (json!({"buying_mode": "auction"}), "buying_mode"),
+        (json!({"buying_mode": "brief"}), "brief"),
+        (
+            json!({"buying_mode": "refine", "refine": [{"scope": "request", "ask": "x"}]}),
+            "ext.platform.execution_id",
+        ),
+        (
+            json!({"buying_mode": "wholesale", "ext": {"platform": {}}}),
+            "ext.platform.advertiser_id",
+        ),
+        (
+            json!({"buying_mode": "wholesale", "filters": {"channels": ["x"]}, "ext": {"platform": {"advertiser_id": adv}}}),
+            "filters.channels[0]",
+        ),
+        (
+            json!({"buying_mode": "wholesale", "pagination": {"max_results": 0}}),
+            "pagination.max_results",
+        ),
+        (
+            json!({"buying_mode": "wholesale", "pagination": {"cursor": "abc"}, "ext": {"platform": {"execution_id": exec}}}),
+            "pagination.cursor",
+        ),
+    ] {
+        let r = app.post(GP, &t.key, &body).await;
+        r.assert_error(400, "VALIDATION_ERROR");
+        assert_eq!(r.body["error"]["field"], field, "{body}: {}", r.body);
+    }
+}
