@@ -12,6 +12,7 @@ mod cli;
 mod client_ip;
 mod conventions;
 mod conversations;
+mod demo;
 mod logs;
 mod metrics;
 mod multi_instance;
