@@ -103,6 +103,10 @@ pub struct Config {
     /// Lifetime of stream tokens; not part of the operator contract (tests shorten it).
     #[arg(skip = DEFAULT_STREAM_TOKEN_TTL)]
     pub stream_token_ttl: std::time::Duration,
+    /// Multiplies the built-in demo sellers' answer delays; not part of the
+    /// operator contract (tests set 0).
+    #[arg(skip = 1.0)]
+    pub demo_seller_delay_scale: f64,
 }
 
 /// Stream tokens (for `EventSource`, which cannot send headers) live this long.
@@ -202,6 +206,7 @@ impl Config {
             discovery: DiscoveryTuning::default(),
             bus_heartbeat: crate::bus::DEFAULT_HEARTBEAT,
             stream_token_ttl: DEFAULT_STREAM_TOKEN_TTL,
+            demo_seller_delay_scale: 1.0,
         }
     }
 

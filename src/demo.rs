@@ -1,10 +1,13 @@
 //! `serve --demo`: an idempotent, ready-to-try tenant.
 
+use sea_orm::sea_query::{Expr, ExprTrait, Func};
 use sea_orm::{ColumnTrait, DatabaseConnection, EntityTrait, QueryFilter};
 
-use entity::{account, phone_line, user};
+use entity::{account, phone_line, storefront, user};
 
-use crate::auth::tenancy::{self, NewAccount, NewLine, NewUser, TenancyError};
+use crate::auth::tenancy::{self, NewAccount, NewLine, NewStorefront, NewUser, TenancyError};
+use crate::discovery::demo_sellers::{DEMO_HOST, STOREFRONTS};
+use crate::types::UrlPolicy;
 
 pub const DEMO_ACCOUNT_ID: &str = "00000000-0000-4000-8000-00000000de30";
 pub const DEMO_EMAIL: &str = "demo-admin@example.com";
@@ -17,6 +20,8 @@ pub struct Demo {
     /// A fresh key each start (the previous demo key is revoked): keys are
     /// stored hashed, so the only way to show one is to issue it.
     pub api_key: String,
+    /// The built-in demo storefronts, in `STOREFRONTS` order.
+    pub storefront_ids: Vec<i64>,
 }
 
 pub async fn seed(db: &DatabaseConnection) -> Result<Demo, TenancyError> {
@@ -78,11 +83,70 @@ pub async fn seed(db: &DatabaseConnection) -> Result<Demo, TenancyError> {
             .await?;
         }
     }
+    let storefront_ids = seed_storefronts(db).await?;
     tenancy::revoke_user_keys(db, user_id).await?;
     let api_key = tenancy::create_api_key(db, user_id, &["platform:write".into()]).await?;
     Ok(Demo {
         account_id: DEMO_ACCOUNT_ID.into(),
         user_id,
         api_key,
+        storefront_ids,
     })
+}
+
+/// Registers the built-in demo sellers' storefronts at their reserved URLs,
+/// once: a storefront of the same name (any case) is kept as it is, so
+/// whatever an operator changed on it survives restarts.
+pub async fn seed_storefronts(db: &DatabaseConnection) -> Result<Vec<i64>, TenancyError> {
+    // The strict policy: these URLs must register on any deployment.
+    let policy = UrlPolicy {
+        allow_insecure: false,
+    };
+    let mut ids = Vec::with_capacity(STOREFRONTS.len());
+    for demo in STOREFRONTS {
+        let id = match storefront_named(db, demo.name).await? {
+            Some(existing) => existing,
+            None => {
+                let new = NewStorefront {
+                    name: demo.name.into(),
+                    url: demo.url(),
+                    auth_token: None,
+                };
+                match tenancy::register_storefront_with(db, new, policy).await {
+                    Ok(id) => id,
+                    // Another instance seeding at the same time won the
+                    // unique name; its row is as good as ours.
+                    Err(e @ TenancyError::Invalid(_)) => {
+                        match storefront_named(db, demo.name).await? {
+                            Some(existing) => existing,
+                            None => return Err(e),
+                        }
+                    }
+                    Err(e) => return Err(e),
+                }
+            }
+        };
+        ids.push(id);
+    }
+    tracing::info!(
+        count = ids.len(),
+        host = DEMO_HOST,
+        "demo storefronts ready"
+    );
+    Ok(ids)
+}
+
+/// A storefront's id by name, compared as the unique index does (`LOWER`).
+async fn storefront_named(
+    db: &DatabaseConnection,
+    name: &str,
+) -> Result<Option<i64>, TenancyError> {
+    Ok(storefront::Entity::find()
+        .filter(
+            Expr::expr(Func::lower(Expr::col(storefront::Column::Name)))
+                .eq(Expr::expr(Func::lower(Expr::val(name)))),
+        )
+        .one(db)
+        .await?
+        .map(|s| s.id))
 }

@@ -40,6 +40,11 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
                 let d = demo::seed(&conn).await?;
                 println!("demo account: {}", d.account_id);
                 println!("demo API key (platform:write, shown once): {}", d.api_key);
+                println!(
+                    "demo storefronts: {} built-in sellers (ids {:?})",
+                    d.storefront_ids.len(),
+                    d.storefront_ids
+                );
             }
             let app = Application::build_with_db(config, conn).await?;
             println!("listening on {}", app.state().listen_url());

@@ -1,12 +1,14 @@
 //! Product discovery from seller agents (AdCP over MCP): the registered
 //! storefronts ([`storefronts`]), the client that asks one seller
-//! ([`seller`]), which seller answers a storefront ([`sellers`]), and
+//! ([`seller`]), which seller answers a storefront ([`sellers`]; built-in
+//! demo sellers in [`demo_sellers`]), and
 //! discovery sessions: one actor per session ([`session`]) that asks every
 //! storefront concurrently and persists each answer as the next revision
 //! ([`service`]) before broadcasting it to SSE subscribers ([`routes`]) and
 //! other instances (the bus, [`events`]).
 
 pub mod agent_view;
+pub mod demo_sellers;
 pub mod events;
 pub mod model;
 pub mod operations;
@@ -53,7 +55,10 @@ pub fn register(
                 return;
             }
         };
-    let sellers = sellers::Sellers::new(Arc::new(client.clone()));
+    let sellers = sellers::Sellers::with_demo_sellers(
+        Arc::new(client.clone()),
+        config.demo_seller_delay_scale,
+    );
     let sessions = session::Sessions::new(
         db.clone(),
         bus.clone(),

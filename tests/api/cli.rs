@@ -526,6 +526,13 @@ async fn serve_demo_seeds_idempotently_and_prints_a_working_key() {
             .unwrap(),
         2
     );
+    assert_eq!(
+        entity::storefront::Entity::find()
+            .count(&conn)
+            .await
+            .unwrap(),
+        agentic_api::discovery::demo_sellers::STOREFRONTS.len() as u64
+    );
 }
 
 #[actix_web::test]

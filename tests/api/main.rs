@@ -12,6 +12,7 @@ mod cli;
 mod client_ip;
 mod conventions;
 mod conversations;
+mod demo;
 mod discovery;
 mod logs;
 mod metrics;

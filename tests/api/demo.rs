@@ -1,0 +1,118 @@
+//! `serve --demo`'s storefronts: seeded once however often the demo starts,
+//! listed like any storefront, and answered by the built-in demo sellers.
+
+use std::collections::HashMap;
+
+use agentic_api::auth::tenancy;
+use agentic_api::demo;
+use agentic_api::discovery::demo_sellers::{DEMO_HOST, STOREFRONTS};
+use agentic_api::discovery::seller::{BuyingMode, ProductFilters, ProductQuery, StorefrontTarget};
+use agentic_api::discovery::sellers::Sellers;
+use agentic_api::discovery::storefronts;
+
+use crate::fake_seller::{Behaviour, FakeSeller};
+use crate::helpers::*;
+
+async fn target(app: &TestApp, id: i64) -> StorefrontTarget {
+    storefronts::target(&app.db, id, app.config.url_policy())
+        .await
+        .unwrap()
+        .unwrap()
+        .unwrap()
+}
+
+#[actix_web::test]
+async fn seeding_the_demo_twice_lists_each_demo_storefront_once() {
+    let app = spawn_app_with(|c| c.demo_seller_delay_scale = 0.0).await;
+    let first = demo::seed(&app.db).await.unwrap();
+    let second = demo::seed(&app.db).await.unwrap();
+    assert_eq!(first.storefront_ids, second.storefront_ids);
+    assert_eq!(first.storefront_ids.len(), STOREFRONTS.len());
+
+    let res = app
+        .get("/api/v2/buyer/storefronts?take=100", &second.api_key)
+        .await;
+    assert_eq!(res.status, 200, "{}", res.body);
+    let listed = res.data().as_array().unwrap();
+    assert_eq!(listed.len(), STOREFRONTS.len(), "{}", res.body);
+    let mut by_name: HashMap<&str, usize> = HashMap::new();
+    for s in listed {
+        *by_name.entry(s["name"].as_str().unwrap()).or_default() += 1;
+    }
+    for (demo, id) in STOREFRONTS.iter().zip(&first.storefront_ids) {
+        assert_eq!(by_name.get(demo.name), Some(&1), "{}", demo.name);
+        let row = listed.iter().find(|s| s["id"] == *id).unwrap();
+        assert_eq!(row["name"], demo.name);
+        assert_eq!(row["url"], demo.url());
+        assert!(row["url"].as_str().unwrap().contains(DEMO_HOST));
+    }
+}
+
+#[actix_web::test]
+async fn a_demo_storefront_already_registered_under_another_case_is_kept() {
+    let app = spawn_app().await;
+    let name = STOREFRONTS[0].name.to_uppercase();
+    let theirs = tenancy::register_storefront(
+        &app.db,
+        &name,
+        "https://meridian.example.com/mcp",
+        app.config.url_policy(),
+    )
+    .await
+    .unwrap();
+    let seeded = demo::seed(&app.db).await.unwrap();
+    assert_eq!(seeded.storefront_ids[0], theirs);
+    let t = app.tenant().await;
+    let res = app.get("/api/v2/buyer/storefronts", &t.key).await;
+    assert_eq!(res.body["meta"]["pagination"]["total"], STOREFRONTS.len());
+}
+
+#[actix_web::test]
+async fn the_seller_directory_routes_demo_storefronts_in_process_and_others_to_mcp() {
+    let app = spawn_app_with(|c| c.demo_seller_delay_scale = 0.0).await;
+    let fake = FakeSeller::start(Behaviour::default()).await;
+    let seeded = demo::seed(&app.db).await.unwrap();
+    let other =
+        tenancy::register_storefront(&app.db, "Real Seller", &fake.url(), app.config.url_policy())
+            .await
+            .unwrap();
+    let sellers = app.state.get::<Sellers>().unwrap();
+    let wholesale = ProductQuery {
+        mode: BuyingMode::Wholesale,
+        brand: None,
+        filters: ProductFilters::default(),
+    };
+
+    for id in &seeded.storefront_ids {
+        let t = target(&app, *id).await;
+        assert!(sellers.is_built_in(&t), "{}", t.name);
+        let answer = sellers
+            .for_storefront(&t)
+            .get_products(&t, &wholesale)
+            .await
+            .unwrap();
+        assert!(answer.products.len() >= 4, "{}: {answer:?}", t.name);
+        assert!(
+            answer.dropped.is_empty(),
+            "{}: {:?}",
+            t.name,
+            answer.dropped
+        );
+    }
+    assert!(fake.seen().is_empty(), "no demo call went over the network");
+
+    let t = target(&app, other).await;
+    assert!(!sellers.is_built_in(&t));
+    let answer = sellers
+        .for_storefront(&t)
+        .get_products(&t, &ProductQuery::brief("CTV"))
+        .await
+        .unwrap();
+    let ids: Vec<&str> = answer
+        .products
+        .iter()
+        .map(|p| p.product_id.as_str())
+        .collect();
+    assert_eq!(ids, ["ctv-1", "olv-2"]);
+    assert!(!fake.seen().is_empty());
+}
