@@ -116,3 +116,64 @@ async fn the_seller_directory_routes_demo_storefronts_in_process_and_others_to_m
     assert_eq!(ids, ["ctv-1", "olv-2"]);
     assert!(!fake.seen().is_empty());
 }
+
+#[actix_web::test]
+async fn a_discovery_over_the_demo_storefronts_lands_one_revision_per_seller() {
+    let app = spawn_app_with(|c| c.demo_seller_delay_scale = 0.02).await;
+    let seeded = demo::seed(&app.db).await.unwrap();
+    let key = seeded.api_key.clone();
+    let adv = app
+        .post(
+            "/api/v2/buyer/advertisers",
+            &key,
+            &serde_json::json!({"name": "Demo Shoes", "brand": "demo-shoes.example", "primaryCurrency": "USD"}),
+        )
+        .await;
+    assert_eq!(adv.status, 201, "{}", adv.body);
+    let res = app
+        .post(
+            "/api/v2/buyer/discovery/discover-products",
+            &key,
+            &serde_json::json!({"advertiserId": adv.data()["id"], "brief": "Live sports on connected TV and podcasts in the US", "progressive": true}),
+        )
+        .await;
+    assert_eq!(res.status, 200, "{}", res.body);
+    let id = res.data()["discoveryId"].as_str().unwrap().to_string();
+    let mut s = match app
+        .sse(&format!("/api/v2/buyer/discovery/{id}/events"), &key, None)
+        .await
+    {
+        Ok(s) => s,
+        Err(r) => panic!("{}", r.body),
+    };
+    s.expect("ready").await;
+    let mut landed = 0;
+    loop {
+        let ev = s
+            .next_event(std::time::Duration::from_secs(10))
+            .await
+            .expect("event");
+        match ev.event.as_str() {
+            "revision" => landed += ev.data["productGroups"].as_array().unwrap().len(),
+            "complete" => break,
+            other => panic!("{other}"),
+        }
+    }
+    assert!(
+        landed >= 4,
+        "most demo sellers have something for this brief: {landed}"
+    );
+    let all = app
+        .get(
+            &format!("/api/v2/buyer/discovery/{id}/discover-products"),
+            &key,
+        )
+        .await;
+    assert_eq!(all.data()["summary"]["storefrontsQueried"], 5);
+    assert_eq!(all.data()["summary"]["storefrontsAnswered"], 5);
+    assert!(
+        all.data()["summary"]["totalProducts"].as_i64().unwrap() > 5,
+        "{}",
+        all.body
+    );
+}

@@ -364,3 +364,75 @@ async fn every_change_through_one_instance_is_in_the_next_list_through_another()
     presence_becomes(&mut on_a, &[alice.user_id]).await;
     assert_eq!(present(&read(&a, &alice).await), vec![alice.user_id]);
 }
+
+#[actix_web::test]
+#[ignore = "needs PostgreSQL (AGENTIC_TEST_DATABASE_URL)"]
+async fn a_discovery_driven_on_one_instance_streams_every_revision_on_another() {
+    use crate::fake_seller::{Behaviour, FakeSeller, product};
+    require_postgres();
+    let a = spawn_app().await;
+    let b = spawn_on(&a.database_url, |_| {}).await;
+    let t = a.tenant().await;
+    let adv = a
+        .post(
+            "/api/v2/buyer/advertisers",
+            &t.key,
+            &json!({"name": "Acme", "brand": "acme.example", "primaryCurrency": "USD"}),
+        )
+        .await;
+    let mut sellers = Vec::new();
+    for (i, ms) in [0u64, 250, 500, 750].into_iter().enumerate() {
+        let s = FakeSeller::start(Behaviour {
+            delay: Duration::from_millis(ms),
+            products: json!([product(&format!("p-{i}"), 1.0)]),
+            ..Behaviour::default()
+        })
+        .await;
+        agentic_api::auth::tenancy::register_storefront(
+            &a.db,
+            &format!("Seller {i}"),
+            &s.url(),
+            a.config.url_policy(),
+        )
+        .await
+        .unwrap();
+        sellers.push(s);
+    }
+    // Started (and driven) on A, watched on B.
+    let res = a
+        .post(
+            "/api/v2/buyer/discovery/discover-products",
+            &t.key,
+            &json!({"advertiserId": adv.data()["id"], "progressive": true}),
+        )
+        .await;
+    assert_eq!(res.status, 200, "{}", res.body);
+    let id = res.data()["discoveryId"].as_str().unwrap().to_string();
+    let path = format!("/api/v2/buyer/discovery/{id}/events");
+    let mut on_b = match b.sse(&path, &t.key, None).await {
+        Ok(s) => s,
+        Err(r) => panic!("{}", r.body),
+    };
+    on_b.expect("ready").await;
+    let mut revisions = Vec::new();
+    let mut groups = 0;
+    loop {
+        let ev = on_b
+            .next_event(Duration::from_secs(10))
+            .await
+            .expect("an event on B");
+        match ev.event.as_str() {
+            "revision" => {
+                revisions.push(ev.data["revision"].as_i64().unwrap());
+                groups += ev.data["productGroups"].as_array().unwrap().len();
+            }
+            "complete" => break,
+            other => panic!("{other}"),
+        }
+    }
+    assert!(on_b.ended(Duration::from_secs(5)).await);
+    // Every revision exactly once, in order, and every seller's group.
+    let expected: Vec<i64> = (0..=*revisions.last().unwrap()).collect();
+    assert_eq!(revisions, expected);
+    assert_eq!(groups, 4);
+}
