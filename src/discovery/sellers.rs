@@ -134,6 +134,7 @@ mod tests {
                     products: vec![],
                     dropped: vec![],
                     message: Some(self.0.into()),
+                    incomplete_scopes: vec![],
                 })
             })
         }
