@@ -72,7 +72,7 @@ pub struct DiscoverProductsIn {
 
 /// Which part of a session to show.
 #[derive(Debug, Clone, Copy, Default, Deserialize, IntoParams, ToSchema)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[serde(rename_all = "camelCase")]
 #[into_params(parameter_in = Query)]
 pub struct Window {
     /// Groups per page (1 to 100, default 20).

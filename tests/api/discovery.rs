@@ -371,7 +371,6 @@ async fn browse_pages_groups_and_products_and_filters_by_revision() {
         "productsPerGroup=101",
         "sinceRevision=-1",
         "groupLimit=x",
-        "nope=1",
     ] {
         let r = app.get(&format!("{}?{bad}", browse(&id)), &t.key).await;
         r.assert_error(400, "VALIDATION_ERROR");

@@ -74,6 +74,16 @@ async fn a_read_only_key_is_refused_every_write_and_writes_nothing() {
         .await;
     assert_eq!(adv.status, 201, "{}", adv.body);
     let adv_id = adv.data()["id"].as_str().unwrap().to_string();
+    // A discovery over no storefront: complete at once, nothing to ask.
+    let disc = app
+        .post(
+            "/api/v2/buyer/discovery/discover-products",
+            &admin.key,
+            &json!({"advertiserId": adv_id, "storefrontNames": ["no such seller"]}),
+        )
+        .await;
+    assert_eq!(disc.status, 200, "{}", disc.body);
+    let disc_id = disc.data()["discoveryId"].as_str().unwrap().to_string();
     let doc = app
         .request(Method::GET, "/api/v2/openapi.json", None, None)
         .await
@@ -82,6 +92,7 @@ async fn a_read_only_key_is_refused_every_write_and_writes_nothing() {
         ("conversationUid", uid.clone()),
         ("advertiserId", adv_id.clone()),
         ("keyId", "1".to_string()),
+        ("discoveryId", disc_id.clone()),
     ];
     let routes = write_routes(&doc, &ids);
     // Every registered write operation is among the documented routes.
@@ -96,7 +107,7 @@ async fn a_read_only_key_is_refused_every_write_and_writes_nothing() {
         );
     }
     assert!(routes.len() >= 9, "only {} write routes", routes.len());
-    let before = snapshot(&app, &admin.key, &uid, &adv_id).await;
+    let before = snapshot(&app, &admin.key, &uid, &adv_id, &disc_id).await;
     for (method, path) in &routes {
         // A body that would otherwise be valid for some routes and invalid
         // for others: the answer must be 403 either way.
@@ -116,7 +127,10 @@ async fn a_read_only_key_is_refused_every_write_and_writes_nothing() {
             .await;
         res.assert_error(403, "FORBIDDEN");
     }
-    assert_eq!(before, snapshot(&app, &admin.key, &uid, &adv_id).await);
+    assert_eq!(
+        before,
+        snapshot(&app, &admin.key, &uid, &adv_id, &disc_id).await
+    );
     // The same key reads.
     for path in [
         "/api/v2/assistant/conversations".to_string(),
@@ -132,9 +146,11 @@ async fn a_read_only_key_is_refused_every_write_and_writes_nothing() {
 }
 
 /// Everything the write routes could have changed.
-async fn snapshot(app: &TestApp, key: &str, uid: &str, adv_id: &str) -> Vec<Value> {
+async fn snapshot(app: &TestApp, key: &str, uid: &str, adv_id: &str, disc: &str) -> Vec<Value> {
     let mut out = Vec::new();
     for path in [
+        format!("/api/v2/buyer/discovery/{disc}/discover-products"),
+        format!("/api/v2/buyer/discovery/{disc}/products"),
         "/api/v2/assistant/conversations".to_string(),
         format!("/api/v2/buyer/advertisers/{adv_id}"),
         "/api/v2/buyer/advertisers".to_string(),
