@@ -65,6 +65,11 @@ pub struct Config {
           default_value_t = crate::db::SqliteSync::Full, global = true)]
     pub sqlite_synchronous: crate::db::SqliteSync,
 
+    /// Seconds one storefront may take to answer a discovery (default 60;
+    /// at most 300, the session's hard cap).
+    #[arg(long, env = "AGENTIC_DISCOVERY_TIMEOUT", value_parser = clap::value_parser!(u64).range(1..=300), global = true)]
+    pub discovery_timeout: Option<u64>,
+
     /// HTTP worker threads; 0 (the default) means one per CPU core.
     #[arg(long, env = "AGENTIC_WORKERS", default_value_t = 0, global = true)]
     pub workers: usize,
@@ -199,6 +204,7 @@ impl Config {
             cors_origins: AllowedOrigins::none(),
             sqlite_synchronous: crate::db::SqliteSync::Full,
             workers: 0,
+            discovery_timeout: None,
             log: "info".into(),
             log_format: Default::default(),
             metrics: true,

@@ -46,15 +46,23 @@ pub fn register(
     config: &crate::config::Config,
     shutdown: &tokio_util::sync::CancellationToken,
 ) {
-    let client =
-        match seller::SellerClient::start(config.url_policy(), seller::SellerOptions::default()) {
-            Ok(client) => client,
-            // Only thread creation can fail; discovery then answers 500.
-            Err(e) => {
-                tracing::error!(error = %e, "cannot start the seller client");
-                return;
-            }
-        };
+    let mut tuning = config.discovery.clone();
+    if let Some(secs) = config.discovery_timeout {
+        tuning.storefront_timeout = std::time::Duration::from_secs(secs);
+    }
+    // One bound for a seller's call, the handshake included.
+    let options = seller::SellerOptions {
+        call_timeout: tuning.storefront_timeout,
+        ..seller::SellerOptions::default()
+    };
+    let client = match seller::SellerClient::start(config.url_policy(), options) {
+        Ok(client) => client,
+        // Only thread creation can fail; discovery then answers 500.
+        Err(e) => {
+            tracing::error!(error = %e, "cannot start the seller client");
+            return;
+        }
+    };
     let sellers = sellers::Sellers::with_demo_sellers(
         Arc::new(client.clone()),
         config.demo_seller_delay_scale,
@@ -62,7 +70,7 @@ pub fn register(
     let sessions = session::Sessions::new(
         db.clone(),
         bus.clone(),
-        config.discovery.clone(),
+        tuning,
         sellers.clone(),
         shutdown.clone(),
     );

@@ -819,3 +819,24 @@ async fn admin_migrates_a_fresh_database_but_not_a_partly_migrated_one() {
         2
     );
 }
+
+#[test]
+fn a_discovery_timeout_out_of_range_is_refused_at_start() {
+    for bad in ["0", "301", "soon"] {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.db");
+        let out = Command::new(env!("CARGO_BIN_EXE_agentic-api"))
+            .arg("migrate")
+            .env(
+                "AGENTIC_DATABASE_URL",
+                format!("sqlite://{}?mode=rwc", path.display()),
+            )
+            .env("AGENTIC_DISCOVERY_TIMEOUT", bad)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{bad}: {err}");
+        assert!(err.contains("discovery-timeout"), "{bad}: {err}");
+        assert!(!path.exists(), "nothing opened");
+    }
+}

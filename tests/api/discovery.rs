@@ -936,3 +936,78 @@ async fn the_multi_storefront_get_products_starts_polls_and_pages_a_session() {
         assert_eq!(r.body["error"]["field"], field, "{body}: {}", r.body);
     }
 }
+
+#[actix_web::test]
+async fn the_hard_cap_completes_a_round_whatever_is_pending() {
+    let app = spawn_app_with(|c| {
+        c.discovery.hard_cap = Duration::from_millis(800);
+        c.discovery.storefront_timeout = Duration::from_secs(60);
+    })
+    .await;
+    let t = app.tenant().await;
+    let adv = advertiser(&app, &t).await;
+    let (_h, h) = seller(
+        &app,
+        "Hangs",
+        Behaviour {
+            hang: true,
+            ..Behaviour::default()
+        },
+    )
+    .await;
+    let (_q, _) = seller(&app, "Quick", delayed(0, json!([product("q", 1.0)]))).await;
+    let res = app
+        .post(
+            DISCOVER,
+            &t.key,
+            &json!({"advertiserId": adv, "waitSeconds": 10}),
+        )
+        .await;
+    let d = res.data();
+    assert_eq!(d["resultsComplete"], true, "{d}");
+    assert_eq!(d["incompleteAgents"][0]["agentId"], h);
+    assert_eq!(d["incompleteAgents"][0]["reason"], "timed_out");
+    assert_eq!(d["summary"]["totalProducts"], 1);
+}
+
+#[actix_web::test]
+async fn a_stream_past_its_maximum_duration_ends_with_an_error_and_resumes() {
+    let app = spawn_app_with(|c| {
+        c.discovery.max_stream_duration = Duration::from_millis(300);
+        c.discovery.keepalive = Duration::from_millis(200);
+    })
+    .await;
+    let t = app.tenant().await;
+    let adv = advertiser(&app, &t).await;
+    let (_h, _) = seller(
+        &app,
+        "Hangs",
+        Behaviour {
+            hang: true,
+            ..Behaviour::default()
+        },
+    )
+    .await;
+    let res = app
+        .post(
+            DISCOVER,
+            &t.key,
+            &json!({"advertiserId": adv, "progressive": true}),
+        )
+        .await;
+    let id = res.data()["discoveryId"].as_str().unwrap().to_string();
+    let mut s = open(&app, &events(&id), &t.key, None).await;
+    s.expect("ready").await;
+    assert_eq!(s.expect("revision").await.data["revision"], 0);
+    let err = s.expect("error").await;
+    assert_eq!(err.data["code"], "STREAM_MAX_DURATION");
+    assert!(s.ended(Duration::from_secs(5)).await);
+    // Resuming skips what it had.
+    let mut again = open(&app, &events(&id), &t.key, Some("0")).await;
+    again.expect("ready").await;
+    let next = again.next_event(Duration::from_millis(150)).await;
+    assert!(
+        next.as_ref().is_none_or(|e| e.event != "revision"),
+        "{next:?}"
+    );
+}
