@@ -526,6 +526,7 @@ pub(super) async fn start(
         agents: targets(ctx, &agents).await?,
         query,
         deadline: Instant::now() + tuning.hard_cap,
+        opened: None,
     };
     sessions.drive(&session, round);
     Ok(session)
@@ -582,7 +583,7 @@ pub(super) async fn refine_round(
         .map_err(|m| ApiError::invalid("refine", m))?;
     let tuning = sessions.tuning().clone();
     let now = Utc::now();
-    let Some((round, _)) = service::restart_round(
+    let Some((round, opened)) = service::restart_round(
         &ctx.db,
         &session.id,
         now + chrono::Duration::from_std(tuning.hard_cap).unwrap_or_default(),
@@ -607,6 +608,7 @@ pub(super) async fn refine_round(
             agents: targets(ctx, &agents).await?,
             query,
             deadline: Instant::now() + tuning.hard_cap,
+            opened: Some(opened),
         },
     );
     Ok(session)

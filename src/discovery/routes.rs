@@ -47,9 +47,20 @@ impl ReplaySource for RevisionReplay {
                     tracing::warn!(error = %err, "discovery replay failed");
                     StreamError::database_unavailable()
                 })?;
+            // Only the newest revision's `complete` is sent: an earlier one
+            // closed a round that a refine has since reopened.
+            let full = list.len() as u64 > rows;
+            let last = list.len().saturating_sub(1);
             Ok(list
                 .iter()
-                .flat_map(|p| frames(&id, p))
+                .enumerate()
+                .flat_map(|(i, p)| {
+                    let mut f = frames(&id, p);
+                    if i != last || full {
+                        f.truncate(1);
+                    }
+                    f
+                })
                 .filter(|(seq, _)| *seq > after)
                 .collect())
         })

@@ -71,6 +71,8 @@ pub struct Round {
     pub query: ProductQuery,
     /// Whatever is still pending then is settled as timed out.
     pub deadline: Instant,
+    /// The revision that opened this round (a refine), to broadcast.
+    pub opened: Option<Published>,
 }
 
 /// This instance's discovery sessions; also their bus sink.
@@ -152,6 +154,8 @@ impl Sessions {
             let join = Join {
                 user_id: caller.user.id,
                 key_id: caller.api_key_id,
+                revision: session.revision,
+                complete: session.results_complete,
             };
             match actor.send(join).await {
                 Ok(joined) => {
@@ -371,6 +375,10 @@ struct Joined {
 struct Join {
     user_id: i64,
     key_id: i64,
+    /// The session as the caller just read it: newer than what this
+    /// actor knows when a round ran on another instance.
+    revision: i64,
+    complete: bool,
 }
 
 #[derive(Message)]
@@ -417,7 +425,16 @@ struct Fail(StreamError);
 impl Handler<Join> for Session {
     type Result = MessageResult<Join>;
 
-    fn handle(&mut self, msg: Join, _: &mut Context<Self>) -> MessageResult<Join> {
+    fn handle(&mut self, msg: Join, ctx: &mut Context<Self>) -> MessageResult<Join> {
+        if msg.revision > self.revision {
+            // Its frames come from the database (the replay, then `load`).
+            self.want = self.want.max(msg.revision);
+            self.load(ctx);
+        }
+        if self.complete && !msg.complete && msg.revision >= self.revision {
+            // Refined elsewhere: another round is running.
+            self.complete = false;
+        }
         let (id, rx, closed) = self.subs.add(Viewer {
             user_id: msg.user_id,
             key_id: msg.key_id,
@@ -469,6 +486,9 @@ impl Handler<Drive> for Session {
         self.round = round.round;
         self.complete = false;
         self.drives += 1;
+        if let Some(opened) = &round.opened {
+            self.publish(opened, true, ctx);
+        }
         let query = Arc::new(round.query);
         let mut asked = Vec::new();
         for (agent, target) in round.agents {
@@ -641,6 +661,10 @@ impl Session {
     fn publish(&mut self, p: &Published, announce: bool, ctx: &mut Context<Self>) {
         if p.revision <= self.revision && (self.complete || !p.results_complete) {
             return;
+        }
+        if p.revision > self.revision {
+            // A later revision of a new round (refine) reopens the session.
+            self.complete = p.results_complete;
         }
         self.revision = self.revision.max(p.revision);
         self.want = self.want.max(p.revision);

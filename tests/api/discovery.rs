@@ -1011,3 +1011,40 @@ async fn a_stream_past_its_maximum_duration_ends_with_an_error_and_resumes() {
         "{next:?}"
     );
 }
+
+#[actix_web::test]
+async fn after_a_refine_the_stream_replays_both_rounds_with_one_complete_at_the_end() {
+    let app = spawn_app().await;
+    let t = app.tenant().await;
+    let adv = advertiser(&app, &t).await;
+    let (s, _) = seller(&app, "A", delayed(0, json!([product("a-1", 1.0)]))).await;
+    let id = finished(&app, &t, &adv).await;
+    s.set(|b| {
+        b.products = json!([product("a-2", 2.0)]);
+        b.delay = Duration::from_millis(600);
+    });
+    let refined = app
+        .post(DISCOVER, &t.key, &json!({"discoveryId": id, "refine": [{"scope": "request", "ask": "more video"}], "progressive": true}))
+        .await;
+    assert_eq!(refined.status, 200, "{}", refined.body);
+    assert_eq!(refined.data()["resultsComplete"], false);
+    let mut stream = open(&app, &events(&id), &t.key, None).await;
+    stream.expect("ready").await;
+    let mut names = Vec::new();
+    loop {
+        let ev = stream
+            .next_event(Duration::from_secs(10))
+            .await
+            .expect("event");
+        names.push(ev.event.clone());
+        if ev.event == "complete" {
+            break;
+        }
+    }
+    assert!(stream.ended(Duration::from_secs(5)).await);
+    // Round 0: revisions 0 and 1; round 1: 2 (opened) and 3; one complete.
+    assert_eq!(
+        names,
+        ["revision", "revision", "revision", "revision", "complete"]
+    );
+}
