@@ -110,6 +110,10 @@ struct Tally {
     revisions: usize,
     groups: usize,
     lat_us: Vec<u32>,
+    /// The same latencies split by whether the answer came while sessions
+    /// were still being opened (POSTs and subscriptions in flight).
+    opening_us: Vec<u32>,
+    settled_us: Vec<u32>,
     completes: usize,
     duplicates: usize,
     missing: usize,
@@ -123,7 +127,14 @@ struct Tally {
 }
 
 impl Tally {
-    fn add(&mut self, cx: &Ctx<'_>, plan: &Plan, ready: Instant, events: &[Event]) {
+    fn add(
+        &mut self,
+        cx: &Ctx<'_>,
+        plan: &Plan,
+        ready: Instant,
+        all_open: Instant,
+        events: &[Event],
+    ) {
         self.sessions += 1;
         let mut seen: HashMap<usize, usize> = HashMap::new();
         for e in events {
@@ -161,11 +172,16 @@ impl Tally {
                 }
                 match answered.first() {
                     Some(at) if *at < ready => self.before_ready += 1,
-                    Some(at) => self.lat_us.push(
-                        e.at.saturating_duration_since(*at)
-                            .as_micros()
-                            .min(u32::MAX as u128) as u32,
-                    ),
+                    Some(at) => {
+                        let us = e.at.saturating_duration_since(*at).as_micros();
+                        let us = us.min(u32::MAX as u128) as u32;
+                        self.lat_us.push(us);
+                        if *at < all_open {
+                            self.opening_us.push(us);
+                        } else {
+                            self.settled_us.push(us);
+                        }
+                    }
                     None => self.unexpected += 1,
                 }
             }
@@ -221,6 +237,8 @@ impl Tally {
 struct Run {
     tally: Tally,
     total: Duration,
+    /// From the first POST until every subscriber was ready.
+    opening: Duration,
     /// Server RSS before the sessions, with all of them open, and the peak.
     rss_before: u64,
     rss_open: u64,
@@ -234,6 +252,7 @@ async fn run(cx: &Ctx<'_>, plans: Vec<Plan>) -> anyhow::Result<Run> {
     let start = Instant::now();
     let opened = futures_util::future::join_all(plans.into_iter().map(|p| open(cx, p))).await;
     let opened: Vec<Opened> = opened.into_iter().collect::<anyhow::Result<_>>()?;
+    let all_open = Instant::now();
     let rss_open = cx.server.rss_kib().unwrap_or(0);
     let mut rss_peak = rss_open;
     let (opened, readers): (Vec<_>, Vec<_>) = opened
@@ -258,11 +277,12 @@ async fn run(cx: &Ctx<'_>, plans: Vec<Plan>) -> anyhow::Result<Run> {
         if let Some(last) = events.last() {
             total = total.max(last.at.saturating_duration_since(start));
         }
-        tally.add(cx, plan, *ready, &events);
+        tally.add(cx, plan, *ready, all_open, &events);
     }
     Ok(Run {
         tally,
         total,
+        opening: all_open.saturating_duration_since(start),
         rss_before,
         rss_open,
         rss_peak,
@@ -366,6 +386,21 @@ pub async fn discovery_fanout(args: &Args) -> anyhow::Result<()> {
             Some(rss),
         );
         b.tally.warnings("B");
+        let t = &b.tally;
+        let split = |v: &[u32]| match v.len() {
+            0 => "0".to_string(),
+            n => format!(
+                "{n} (p50 {:.2} ms, p99 {:.2} ms)",
+                percentile_ms(v, 50.0),
+                percentile_ms(v, 99.0)
+            ),
+        };
+        println!(
+            "(B{suffix}: opening took {:.0} ms; answers during it: {}; after: {})",
+            b.opening.as_secs_f64() * 1000.0,
+            split(&t.opening_us),
+            split(&t.settled_us),
+        );
         println!(
             "(B{suffix}: server RSS {} KiB before, {} KiB with all sessions open, {} KiB peak; at most {} tool calls at the sellers at once)",
             b.rss_before,
