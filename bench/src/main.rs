@@ -3,8 +3,11 @@
 //! with its own load generator. Results are ratios within one run.
 //!
 //!     cargo run --release -p bench -- auth-read [--seconds 10] [--connections 32]
+//!     cargo run --release -p bench -- discovery-fanout [--storefronts 50] [--sessions 100]
 
+mod discovery;
 mod durability;
+mod fake_seller;
 mod load;
 mod rooms;
 mod server;
@@ -25,6 +28,15 @@ pub struct Args {
     /// needs PostgreSQL); lists are read through the last one, while seeding
     /// and posts go through the first.
     pub instances: usize,
+    /// discovery-fanout: fake storefronts (session A asks them all).
+    pub storefronts: usize,
+    /// discovery-fanout: concurrent sessions of run B, and storefronts each.
+    pub sessions: usize,
+    pub per_session: usize,
+    /// discovery-fanout: the storefronts' answer delays span this range (ms).
+    pub delays_ms: (u64, u64),
+    /// discovery-fanout: runs A and B this many times on one server.
+    pub repeat: usize,
 }
 
 fn parse_args() -> anyhow::Result<Args> {
@@ -37,6 +49,11 @@ fn parse_args() -> anyhow::Result<Args> {
         sizes: vec![100, 1000, 5000],
         rate: 20,
         instances: 1,
+        storefronts: 50,
+        sessions: 100,
+        per_session: 10,
+        delays_ms: (50, 3000),
+        repeat: 1,
     };
     while let Some(a) = it.next() {
         match a.as_str() {
@@ -53,9 +70,21 @@ fn parse_args() -> anyhow::Result<Args> {
             }
             "--rate" => args.rate = it.next().context("--rate N")?.parse()?,
             "--instances" => args.instances = it.next().context("--instances N")?.parse()?,
+            "--storefronts" => args.storefronts = it.next().context("--storefronts N")?.parse()?,
+            "--sessions" => args.sessions = it.next().context("--sessions N")?.parse()?,
+            "--per-session" => args.per_session = it.next().context("--per-session N")?.parse()?,
+            "--repeat" => args.repeat = it.next().context("--repeat N")?.parse()?,
+            "--delays" => {
+                let v = it.next().context("--delays MIN_MS,MAX_MS")?;
+                let (a, b) = v.split_once(',').context("--delays MIN_MS,MAX_MS")?;
+                args.delays_ms = (a.trim().parse()?, b.trim().parse()?);
+                if args.delays_ms.0 > args.delays_ms.1 {
+                    bail!("--delays MIN_MS,MAX_MS with MIN <= MAX");
+                }
+            }
             "-h" | "--help" => {
                 println!(
-                    "usage: bench SCENARIO [--seconds N] [--connections N] [--database-url URL] [--sizes 100,1000,5000] [--rate POSTS_PER_S] [--instances N]\nscenarios: {}",
+                    "usage: bench SCENARIO [--seconds N] [--connections N] [--database-url URL] [--sizes 100,1000,5000] [--rate POSTS_PER_S] [--instances N] [--storefronts 50] [--sessions 100] [--per-session 10] [--delays 50,3000] [--repeat 1]\nscenarios: {}",
                     SCENARIOS.join(", ")
                 );
                 std::process::exit(0);
@@ -84,6 +113,7 @@ const SCENARIOS: &[&str] = &[
     "room-fanout",
     "conversations-list",
     "message-post-sync",
+    "discovery-fanout",
 ];
 
 fn main() -> anyhow::Result<()> {
@@ -112,6 +142,7 @@ fn main() -> anyhow::Result<()> {
             "room-fanout" => rooms::room_fanout(&args).await,
             "conversations-list" => rooms::conversations_list(&args).await,
             "message-post-sync" => durability::message_post_sync(&args).await,
+            "discovery-fanout" => discovery::discovery_fanout(&args).await,
             other => bail!("unknown scenario {other}; known: {}", SCENARIOS.join(", ")),
         }
     })

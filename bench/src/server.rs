@@ -13,6 +13,8 @@ pub struct Server {
     child: Child,
     bin: PathBuf,
     database_url: String,
+    /// Extra environment, also given to `admin` (the same configuration).
+    env: Vec<(String, String)>,
     _dir: Option<TempDir>,
 }
 
@@ -121,13 +123,22 @@ impl Server {
             child,
             bin,
             database_url,
+            env: env
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
             _dir: dir,
         })
     }
 
     /// Another instance on this server's database (PostgreSQL).
     pub async fn another(&self) -> anyhow::Result<Server> {
-        Server::start(Some(&self.database_url)).await
+        let env: Vec<(&str, &str)> = self
+            .env
+            .iter()
+            .map(|(k, v)| (k.as_str(), v.as_str()))
+            .collect();
+        Server::start_with(Some(&self.database_url), &env).await
     }
 
     pub fn backend(&self) -> &'static str {
@@ -144,6 +155,7 @@ impl Server {
             .args(args)
             .env("AGENTIC_DATABASE_URL", &self.database_url)
             .env("AGENTIC_LOG", "warn")
+            .envs(self.env.iter().map(|(k, v)| (k, v)))
             .output()?;
         if !out.status.success() {
             bail!("admin {args:?}: {}", String::from_utf8_lossy(&out.stderr));
