@@ -136,3 +136,138 @@ pub async fn migrate_for_admin(db: &DatabaseConnection, allowed: bool) -> anyhow
          schema a server may be using: run `agentic-api migrate` first, or pass --migrate to admin"
     )
 }
+
+/// This process's write transactions on SQLite, one at a time. SQLite has
+/// one writer anyway; without the gate, concurrent writers on the pool's
+/// connections find the database locked and SQLite's busy handler sleeps
+/// in steps of up to 100 ms, which becomes the tail latency of every write
+/// under load. Waiting here wakes the next writer at once, first come first
+/// served, except that urgent writers (whose commit someone is watching
+/// live, like a seller's answer) go before routine ones (like opening a
+/// session). On PostgreSQL the gate is open (row locks order writers there).
+#[derive(Clone, Default)]
+pub struct WriteGate(Option<std::sync::Arc<Gate>>);
+
+#[derive(Default)]
+pub struct Gate {
+    state: parking_lot::Mutex<GateState>,
+}
+
+#[derive(Default)]
+struct GateState {
+    busy: bool,
+    urgent: std::collections::VecDeque<tokio::sync::oneshot::Sender<WriteTurn>>,
+    routine: std::collections::VecDeque<tokio::sync::oneshot::Sender<WriteTurn>>,
+}
+
+/// The right to write; the next writer's turn starts when it is dropped.
+pub struct WriteTurn(Option<std::sync::Arc<Gate>>);
+
+impl Drop for WriteTurn {
+    fn drop(&mut self) {
+        let Some(gate) = self.0.take() else { return };
+        let mut state = gate.state.lock();
+        loop {
+            let next = match state.urgent.pop_front() {
+                Some(w) => w,
+                None => match state.routine.pop_front() {
+                    Some(w) => w,
+                    None => {
+                        state.busy = false;
+                        return;
+                    }
+                },
+            };
+            // A waiter that gave up (its request was dropped) is skipped;
+            // one that goes after receiving drops the turn, passing it on.
+            match next.send(WriteTurn(Some(gate.clone()))) {
+                Ok(()) => return,
+                Err(mut turn) => {
+                    turn.0 = None;
+                }
+            }
+        }
+    }
+}
+
+impl WriteGate {
+    pub fn for_db(db: &DatabaseConnection) -> Self {
+        match db.get_database_backend() {
+            sea_orm::DbBackend::Sqlite => WriteGate(Some(Default::default())),
+            _ => WriteGate(None),
+        }
+    }
+
+    /// A routine writer's turn, held until its transaction ends.
+    pub async fn enter(&self) -> WriteTurn {
+        self.turn(false).await
+    }
+
+    /// An urgent writer's turn: ahead of every routine writer waiting.
+    pub async fn enter_urgent(&self) -> WriteTurn {
+        self.turn(true).await
+    }
+
+    async fn turn(&self, urgent: bool) -> WriteTurn {
+        let Some(gate) = &self.0 else {
+            return WriteTurn(None);
+        };
+        let rx = {
+            let mut state = gate.state.lock();
+            if !state.busy {
+                state.busy = true;
+                return WriteTurn(Some(gate.clone()));
+            }
+            let (tx, rx) = tokio::sync::oneshot::channel();
+            if urgent {
+                state.urgent.push_back(tx);
+            } else {
+                state.routine.push_back(tx);
+            }
+            rx
+        };
+        // The sender is only dropped after sending (a turn is never lost).
+        rx.await.unwrap_or(WriteTurn(None))
+    }
+}
+
+#[cfg(test)]
+mod gate_tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn urgent_writers_go_first_and_a_dropped_waiter_loses_nothing() {
+        let gate = WriteGate(Some(Default::default()));
+        let first = gate.enter().await;
+        let order = std::sync::Arc::new(parking_lot::Mutex::new(Vec::new()));
+        let mut tasks = Vec::new();
+        for (name, urgent) in [("r1", false), ("gone", false), ("u1", true), ("r2", false)] {
+            let g = gate.clone();
+            let o = order.clone();
+            let t = tokio::spawn(async move {
+                let _t = if urgent {
+                    g.enter_urgent().await
+                } else {
+                    g.enter().await
+                };
+                o.lock().push(name);
+            });
+            tasks.push((name, t));
+            tokio::task::yield_now().await;
+        }
+        // One waiter gives up before its turn.
+        for (name, t) in &tasks {
+            if *name == "gone" {
+                t.abort();
+            }
+        }
+        tokio::task::yield_now().await;
+        drop(first);
+        for (_, t) in tasks {
+            let _ = t.await;
+        }
+        assert_eq!(*order.lock(), ["u1", "r1", "r2"]);
+        // The gate is free again.
+        let _again = gate.enter().await;
+    }
+}

@@ -50,15 +50,16 @@ impl AppState {
         let config = Arc::new(config);
         let auth = AuthService::new(db.clone(), &bus);
         let shutdown = tokio_util::sync::CancellationToken::new();
+        let writes = crate::db::WriteGate::for_db(&db);
         let mut handles = Handles::default();
         crate::conversations::register(&mut handles, &db, &bus, &config, &shutdown);
         crate::buyer::register(&mut handles, &db);
-        crate::discovery::register(&mut handles, &db, &bus, &config, &shutdown);
+        crate::discovery::register(&mut handles, &db, &writes, &bus, &config, &shutdown);
         let limits = Arc::new(RateLimits::new(
             config.rate_limit_per_minute,
             config.auth_rate_limit,
         ));
-        let ctx = Ctx::new(db, bus, config, shutdown, handles);
+        let ctx = Ctx::new(db, bus, config, shutdown, writes, handles);
         AppState {
             ctx,
             auth,

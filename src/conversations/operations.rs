@@ -271,8 +271,16 @@ impl Operation for PostConversationMessage {
         let body = input.body.0;
         let audience = Audience::parse_postable(&body.audience)?;
         let content = Content::parse(body.content)?;
-        let message =
-            service::post_message(&ctx.db, &ctx.bus, caller, &uid, audience, content).await?;
+        let message = service::post_message(
+            &ctx.db,
+            &ctx.writes,
+            &ctx.bus,
+            caller,
+            &uid,
+            audience,
+            content,
+        )
+        .await?;
         Ok(MessageEnvelope { message })
     }
 }

@@ -321,6 +321,7 @@ pub async fn set_sharing(
 /// strictly increasing and commit in order, and readers never see a gap.
 pub async fn post_message(
     db: &DatabaseConnection,
+    writes: &crate::db::WriteGate,
     bus: &EventBus,
     caller: &CallerInfo,
     uid: &ConversationUid,
@@ -328,6 +329,8 @@ pub async fn post_message(
     content: Content,
 ) -> Result<MessageOut, ApiError> {
     let now = Utc::now();
+    // Urgent: a room is waiting for it.
+    let _write = writes.enter_urgent().await;
     let txn = db.begin().await?;
     // One statement checks visibility, takes the next sequence and returns
     // the row: each round trip to the database is on the post's (and so the

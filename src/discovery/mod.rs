@@ -42,6 +42,7 @@ pub static OPERATIONS: &[&OperationDef] = &[
 pub fn register(
     handles: &mut crate::ops::context::Handles,
     db: &sea_orm::DatabaseConnection,
+    writes: &crate::db::WriteGate,
     bus: &crate::bus::EventBus,
     config: &crate::config::Config,
     shutdown: &tokio_util::sync::CancellationToken,
@@ -69,6 +70,7 @@ pub fn register(
     );
     let sessions = session::Sessions::new(
         db.clone(),
+        writes.clone(),
         bus.clone(),
         tuning,
         sellers.clone(),

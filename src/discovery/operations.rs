@@ -514,7 +514,7 @@ pub(super) async fn start(
         lease_owner: sessions.instance().to_string(),
         lease_until: now + chrono::Duration::from_std(tuning.lease).unwrap_or_default(),
     };
-    service::create(&ctx.db, &new).await?;
+    service::create(&ctx.db, &ctx.writes, &new).await?;
     let session = service::find(&ctx.db, caller.account_id(), id.as_str())
         .await?
         .ok_or_else(|| ApiError::internal("discovery session vanished"))?;
@@ -585,6 +585,7 @@ pub(super) async fn refine_round(
     let now = Utc::now();
     let Some((round, opened)) = service::restart_round(
         &ctx.db,
+        &ctx.writes,
         &session.id,
         now + chrono::Duration::from_std(tuning.hard_cap).unwrap_or_default(),
         sessions.instance(),

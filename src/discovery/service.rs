@@ -7,10 +7,12 @@ use chrono::{DateTime, Utc};
 use sea_orm::sea_query::{Expr, ExprTrait};
 use sea_orm::{
     ActiveModelTrait, ColumnTrait, ConnectionTrait, DatabaseConnection, DbErr, EntityTrait,
-    IntoActiveModel, PaginatorTrait, QueryFilter, QueryOrder, QuerySelect, Set, TransactionTrait,
+    QueryFilter, QueryOrder, QuerySelect, Set, TransactionTrait,
 };
 
 use entity::{discovery_agent, discovery_group, discovery_revision, discovery_session};
+
+use crate::db::WriteGate;
 
 use super::model::{
     AgentRef, IncompleteAgent, ProductGroup, ProductOut, StorefrontResult, group_id,
@@ -80,8 +82,13 @@ fn json(v: &impl serde::Serialize) -> Result<String, DbErr> {
 }
 
 /// Creates the session with its agents pending, and revision 0.
-pub async fn create(db: &DatabaseConnection, s: &NewSession) -> Result<Published, DbErr> {
+pub async fn create(
+    db: &DatabaseConnection,
+    writes: &WriteGate,
+    s: &NewSession,
+) -> Result<Published, DbErr> {
     let now = Utc::now();
+    let _write = writes.enter().await;
     let txn = db.begin().await?;
     discovery_session::ActiveModel {
         id: Set(s.id.clone()),
@@ -101,17 +108,21 @@ pub async fn create(db: &DatabaseConnection, s: &NewSession) -> Result<Published
     }
     .insert(&txn)
     .await?;
-    for a in &s.agents {
-        discovery_agent::ActiveModel {
-            session_id: Set(s.id.clone()),
-            storefront_id: Set(a.agent_id),
-            agent_name: Set(a.agent_name.clone()),
-            status: Set(PENDING.into()),
-            message: Set(None),
-            incomplete_scopes: Set(None),
-            settled_revision: Set(None),
-        }
-        .insert(&txn)
+    // One statement for all of them: creation shares the writer with
+    // every seller answer being recorded.
+    if !s.agents.is_empty() {
+        discovery_agent::Entity::insert_many(s.agents.iter().map(|a| {
+            discovery_agent::ActiveModel {
+                session_id: Set(s.id.clone()),
+                storefront_id: Set(a.agent_id),
+                agent_name: Set(a.agent_name.clone()),
+                status: Set(PENDING.into()),
+                message: Set(None),
+                incomplete_scopes: Set(None),
+                settled_revision: Set(None),
+            }
+        }))
+        .exec_without_returning(&txn)
         .await?;
     }
     let first = finish_revision(&txn, &s.id, 0, Vec::new(), now).await?;
@@ -123,12 +134,14 @@ pub async fn create(db: &DatabaseConnection, s: &NewSession) -> Result<Published
 /// again, the session incomplete again, under this instance's lease.
 pub async fn restart_round(
     db: &DatabaseConnection,
+    writes: &WriteGate,
     id: &str,
     deadline: DateTime<Utc>,
     lease_owner: &str,
     lease_until: DateTime<Utc>,
 ) -> Result<Option<(i64, Published)>, DbErr> {
     let now = Utc::now();
+    let _write = writes.enter().await;
     let txn = db.begin().await?;
     let Some(session) = discovery_session::Entity::update_many()
         .col_expr(
@@ -190,11 +203,13 @@ pub async fn restart_round(
 /// session completed, or these agents had settled already).
 pub async fn settle(
     db: &DatabaseConnection,
+    writes: &WriteGate,
     id: &str,
     round: i64,
     settled: &[(AgentRef, Outcome)],
 ) -> Result<Option<Published>, DbErr> {
     let now = Utc::now();
+    let _write = writes.enter_urgent().await;
     let txn = db.begin().await?;
     // Takes the session's row lock first, so settlements commit one by one
     // with increasing revisions.
@@ -275,7 +290,9 @@ pub async fn settle(
     Ok(Some(published))
 }
 
-/// Replaces (or adds) the storefront's group, keeping its position.
+/// Replaces (or adds) the storefront's group in one statement. Its
+/// position is the revision that first landed it, kept on replacement, so
+/// groups list in landing order.
 async fn put_group(
     txn: &impl ConnectionTrait,
     id: &str,
@@ -283,38 +300,32 @@ async fn put_group(
     revision: i64,
     products: &[ProductOut],
 ) -> Result<ProductGroup, DbErr> {
+    use sea_orm::sea_query::OnConflict;
     let gid = group_id(agent.agent_id);
-    let existing = discovery_group::Entity::find_by_id((id.to_string(), gid.clone()))
-        .one(txn)
-        .await?;
-    let body = json(&products)?;
-    match existing {
-        Some(row) => {
-            let mut active = row.into_active_model();
-            active.revision = Set(revision);
-            active.product_count = Set(products.len() as i64);
-            active.products = Set(body);
-            active.group_name = Set(agent.agent_name.clone());
-            active.update(txn).await?;
-        }
-        None => {
-            let position = discovery_group::Entity::find()
-                .filter(discovery_group::Column::SessionId.eq(id))
-                .count(txn)
-                .await? as i64;
-            discovery_group::ActiveModel {
-                session_id: Set(id.to_string()),
-                group_id: Set(gid.clone()),
-                group_name: Set(agent.agent_name.clone()),
-                position: Set(position),
-                revision: Set(revision),
-                product_count: Set(products.len() as i64),
-                products: Set(body),
-            }
-            .insert(txn)
-            .await?;
-        }
-    }
+    discovery_group::Entity::insert(discovery_group::ActiveModel {
+        session_id: Set(id.to_string()),
+        group_id: Set(gid.clone()),
+        group_name: Set(agent.agent_name.clone()),
+        position: Set(revision),
+        revision: Set(revision),
+        product_count: Set(products.len() as i64),
+        products: Set(json(&products)?),
+    })
+    .on_conflict(
+        OnConflict::columns([
+            discovery_group::Column::SessionId,
+            discovery_group::Column::GroupId,
+        ])
+        .update_columns([
+            discovery_group::Column::GroupName,
+            discovery_group::Column::Revision,
+            discovery_group::Column::ProductCount,
+            discovery_group::Column::Products,
+        ])
+        .to_owned(),
+    )
+    .exec_without_returning(txn)
+    .await?;
     Ok(ProductGroup {
         group_id: gid,
         group_name: agent.agent_name.clone(),

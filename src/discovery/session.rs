@@ -26,6 +26,7 @@ use super::service::{self, Outcome, Published};
 use crate::auth::CallerInfo;
 use crate::bus::{BusEvent, BusSink, EventBus};
 use crate::config::DiscoveryTuning;
+use crate::db::WriteGate;
 use crate::error::ApiError;
 use crate::sse::{self, Frame, Item, StreamError, Subscribers, Subscription};
 
@@ -83,6 +84,7 @@ pub struct Sessions {
 
 struct Inner {
     db: DatabaseConnection,
+    writes: WriteGate,
     bus: EventBus,
     tuning: DiscoveryTuning,
     sellers: Sellers,
@@ -96,6 +98,7 @@ struct Inner {
 impl Sessions {
     pub fn new(
         db: DatabaseConnection,
+        writes: WriteGate,
         bus: EventBus,
         tuning: DiscoveryTuning,
         sellers: Sellers,
@@ -103,6 +106,7 @@ impl Sessions {
     ) -> Self {
         let inner = Arc::new(Inner {
             db,
+            writes,
             bus: bus.clone(),
             tuning,
             sellers,
@@ -119,6 +123,10 @@ impl Sessions {
 
     pub fn instance(&self) -> &str {
         &self.inner.instance
+    }
+
+    pub fn writes(&self) -> &WriteGate {
+        &self.inner.writes
     }
 
     pub fn tuning(&self) -> &DiscoveryTuning {
@@ -186,6 +194,7 @@ impl Sessions {
                 account_id: s.account_id.clone(),
                 registry: Arc::downgrade(inner),
                 db: inner.db.clone(),
+                writes: inner.writes.clone(),
                 bus: inner.bus.clone(),
                 tuning: inner.tuning.clone(),
                 sellers: inner.sellers.clone(),
@@ -257,7 +266,15 @@ async fn recover(inner: &Inner, until: chrono::DateTime<Utc>) {
             .into_iter()
             .map(|a| (a, Outcome::Interrupted))
             .collect();
-        match service::settle(&inner.db, &claimed.id, claimed.round, &settled).await {
+        match service::settle(
+            &inner.db,
+            &inner.writes,
+            &claimed.id,
+            claimed.round,
+            &settled,
+        )
+        .await
+        {
             Ok(Some(p)) => {
                 tracing::info!(discovery_id = %claimed.id, "discovery: completed an abandoned session");
                 inner
@@ -322,6 +339,7 @@ pub struct Session {
     account_id: String,
     registry: Weak<Inner>,
     db: DatabaseConnection,
+    writes: WriteGate,
     bus: EventBus,
     tuning: DiscoveryTuning,
     sellers: Sellers,
@@ -630,10 +648,13 @@ impl Session {
         }
         self.committing = true;
         let db = self.db.clone();
+        let writes = self.writes.clone();
         let id = self.id.clone();
         let retry = batch.clone();
         let work =
-            crate::rt::detached(async move { service::settle(&db, &id, round, &batch).await });
+            crate::rt::detached(
+                async move { service::settle(&db, &writes, &id, round, &batch).await },
+            );
         ctx.spawn(work.into_actor(self).map(move |res, s, ctx| {
             s.committing = false;
             match res {

@@ -40,6 +40,9 @@ pub struct OutboundOptions {
     /// Largest response body [`read_body`] accepts.
     pub max_body: usize,
     pub user_agent: String,
+    /// Connections open at once (awc's default is 100, which queued a busy
+    /// discovery's seller calls behind each other until they timed out).
+    pub max_connections: usize,
 }
 
 impl Default for OutboundOptions {
@@ -49,6 +52,7 @@ impl Default for OutboundOptions {
             connect_timeout: Duration::from_secs(5),
             max_body: 8 * 1024 * 1024,
             user_agent: format!("agentic-api/{}", env!("CARGO_PKG_VERSION")),
+            max_connections: 2048,
         }
     }
 }
@@ -108,6 +112,7 @@ pub fn build_client_with(
     let connector = awc::Connector::new()
         .connector(guard::GuardedTcp::new(policy, resolver))
         .timeout(options.connect_timeout)
+        .limit(options.max_connections)
         // Idle pooled connections are dropped before a typical server's own
         // keep-alive closes them, so a request rarely picks a dead one.
         .conn_keep_alive(Duration::from_secs(4));

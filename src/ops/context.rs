@@ -21,6 +21,8 @@ pub struct Ctx {
     pub config: Arc<Config>,
     /// Cancelled on SIGINT/SIGTERM: long-lived streams end, workers drain.
     pub shutdown: CancellationToken,
+    /// Serializes write transactions on SQLite (see [`crate::db::WriteGate`]).
+    pub writes: crate::db::WriteGate,
     handles: Arc<HashMap<TypeId, Arc<dyn Any + Send + Sync>>>,
 }
 
@@ -40,6 +42,7 @@ impl Ctx {
         bus: EventBus,
         config: Arc<Config>,
         shutdown: CancellationToken,
+        writes: crate::db::WriteGate,
         handles: Handles,
     ) -> Self {
         Ctx {
@@ -47,6 +50,7 @@ impl Ctx {
             bus,
             config,
             shutdown,
+            writes,
             handles: Arc::new(handles.0),
         }
     }

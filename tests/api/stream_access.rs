@@ -166,6 +166,7 @@ async fn a_message_whose_notification_was_lost_arrives_within_a_tick() {
     for text in ["one", "two"] {
         agentic_api::conversations::service::post_message(
             &app.db,
+            &app.state.writes,
             &deaf,
             &caller,
             &ConversationUid::parse(&uid).unwrap(),
