@@ -177,3 +177,51 @@ async fn a_discovery_over_the_demo_storefronts_lands_one_revision_per_seller() {
         all.body
     );
 }
+
+#[actix_web::test]
+async fn publisher_domain_and_pricing_model_narrow_a_discovery() {
+    let app = spawn_app_with(|c| c.demo_seller_delay_scale = 0.0).await;
+    let seeded = demo::seed(&app.db).await.unwrap();
+    let key = seeded.api_key.clone();
+    let adv = app
+        .post(
+            "/api/v2/buyer/advertisers",
+            &key,
+            &serde_json::json!({"name": "Demo Shoes", "brand": "demo-shoes.example", "primaryCurrency": "USD"}),
+        )
+        .await;
+    let adv = adv.data()["id"].clone();
+    let discover = |body: serde_json::Value| {
+        let app = &app;
+        let key = key.clone();
+        async move {
+            let res = app
+                .post("/api/v2/buyer/discovery/discover-products", &key, &body)
+                .await;
+            assert_eq!(res.status, 200, "{}", res.body);
+            res.data().clone()
+        }
+    };
+    // The demo storefronts live under agentic.invalid: a domain-component match.
+    let all = discover(serde_json::json!({"advertiserId": adv, "publisherDomain": "agentic.invalid", "pricingModel": "cpcv", "waitSeconds": 10})).await;
+    assert_eq!(all["summary"]["storefrontsQueried"], 5, "{all}");
+    let products: Vec<&serde_json::Value> = all["productGroups"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|g| g["products"].as_array().unwrap())
+        .collect();
+    assert!(!products.is_empty());
+    assert!(
+        products.iter().all(|p| p["pricingModels"]
+            .as_array()
+            .unwrap()
+            .contains(&serde_json::json!("cpcv"))),
+        "{all}"
+    );
+    // A suffix that is not a whole label matches nothing.
+    let none =
+        discover(serde_json::json!({"advertiserId": adv, "publisherDomain": "c.invalid"})).await;
+    assert_eq!(none["summary"]["storefrontsQueried"], 0);
+    assert_eq!(none["resultsComplete"], true);
+}
