@@ -463,9 +463,8 @@ pub(super) async fn start(
         .one(&ctx.db)
         .await?
         .ok_or_else(|| ApiError::not_found("advertiser"))?;
-    if let Some(c) = &body.campaign_id {
+    if body.campaign_id.is_some() {
         // Campaigns arrive with their own domain; none can be found yet.
-        let _ = c;
         return Err(ApiError::not_found("campaign"));
     }
     let storefronts = eligible(ctx, body).await?;
