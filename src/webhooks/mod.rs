@@ -13,11 +13,7 @@ use crate::ops::{OperationDef, def};
 
 /// This domain's operations.
 pub static OPERATIONS: &[&OperationDef] = &[
-    &def::<operations::CreateWebhookSubscription>(
-        &operations::__path_create_webhook_subscription,
-    ),
+    &def::<operations::CreateWebhookSubscription>(&operations::__path_create_webhook_subscription),
     &def::<operations::ListWebhookSubscriptions>(&operations::__path_list_webhook_subscriptions),
-    &def::<operations::DeleteWebhookSubscription>(
-        &operations::__path_delete_webhook_subscription,
-    ),
+    &def::<operations::DeleteWebhookSubscription>(&operations::__path_delete_webhook_subscription),
 ];

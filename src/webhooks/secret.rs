@@ -54,11 +54,15 @@ impl SecretKey {
 /// Why a stored secret could not be read back. Never carries the secret.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum OpenError {
-    #[error("the stored webhook secret is encrypted but no AGENTIC_WEBHOOK_SECRET_KEY is configured")]
+    #[error(
+        "the stored webhook secret is encrypted but no AGENTIC_WEBHOOK_SECRET_KEY is configured"
+    )]
     NoKey,
     #[error("the stored webhook secret has an unknown format")]
     UnknownFormat,
-    #[error("the stored webhook secret does not decrypt with the configured key (wrong key or altered value)")]
+    #[error(
+        "the stored webhook secret does not decrypt with the configured key (wrong key or altered value)"
+    )]
     Undecryptable,
 }
 
@@ -199,7 +203,13 @@ mod tests {
     fn key_format() {
         assert!(SecretKey::from_hex(&"ab".repeat(32)).is_ok());
         assert!(SecretKey::from_hex(&"AB".repeat(32)).is_ok());
-        for bad in ["", "abc", &"ab".repeat(31), &"ab".repeat(33), &"zz".repeat(32)] {
+        for bad in [
+            "",
+            "abc",
+            &"ab".repeat(31),
+            &"ab".repeat(33),
+            &"zz".repeat(32),
+        ] {
             let err = SecretKey::from_hex(bad).unwrap_err();
             assert_eq!(err, KEY_FORMAT);
         }

@@ -24,11 +24,7 @@ pub async fn create(
 ) -> Result<SubscriptionOut, ApiError> {
     let valid = input.validate(ctx.config.url_policy())?;
     let id = new_id();
-    let stored_secret = secret::seal(
-        &valid.secret,
-        &id,
-        ctx.config.webhook_secret_key.as_ref(),
-    )?;
+    let stored_secret = secret::seal(&valid.secret, &id, ctx.config.webhook_secret_key.as_ref())?;
     let event_types = serde_json::to_string(&valid.event_types).map_err(ApiError::internal)?;
     let now = Utc::now();
     let row = sub::ActiveModel {
@@ -76,11 +72,7 @@ pub async fn list(
 /// Deletes one of the account's subscriptions and returns it as it was.
 /// The row is gone, so no delivery can pick it up afterwards; another
 /// account's subscription is reported as missing.
-pub async fn delete(
-    ctx: &Ctx,
-    caller: &CallerInfo,
-    id: &str,
-) -> Result<SubscriptionOut, ApiError> {
+pub async fn delete(ctx: &Ctx, caller: &CallerInfo, id: &str) -> Result<SubscriptionOut, ApiError> {
     let mine = || {
         sub::Entity::find_by_id(id.to_string())
             .filter(sub::Column::AccountId.eq(caller.account_id()))
