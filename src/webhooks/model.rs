@@ -80,8 +80,9 @@ impl SubscriptionCreate {
     /// Checks every field and reports every problem with its path.
     pub fn validate(self, policy: UrlPolicy) -> Result<ValidSubscription, ApiError> {
         let mut issues = Issues::default();
+        // The reason without the URL itself, which may carry credentials.
         let url = OutboundUrl::parse(&self.url, policy)
-            .map_err(|m| issues.add("url", m))
+            .map_err(|m| issues.add("url", m.replace(&format!(" '{}'", self.url), "")))
             .ok();
         let len = self.secret.chars().count();
         if !(SECRET_MIN..=SECRET_MAX).contains(&len) {

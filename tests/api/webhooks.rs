@@ -284,6 +284,7 @@ async fn the_strict_url_policy_refuses_every_internal_or_insecure_url() {
         let res = app.post(PATH, &t.key, &body(url)).await;
         res.assert_error(400, "VALIDATION_ERROR");
         assert_eq!(res.body["error"]["field"], "url", "{url}: {}", res.body);
+        assert!(!res.raw.windows(6).any(|w| w == b"user:p"), "{}", res.body);
         no_secret(&res);
     }
     assert_eq!(total(&app, &t).await, 0);
