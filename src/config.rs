@@ -93,6 +93,12 @@ pub struct Config {
           value_parser = clap::builder::BoolishValueParser::new(), global = true)]
     pub metrics: bool,
 
+    /// 64 hex characters (32 bytes): webhook secrets are stored encrypted
+    /// with AES-256-GCM under this key; unset stores them as given.
+    #[arg(long, env = "AGENTIC_WEBHOOK_SECRET_KEY", hide_env_values = true,
+          value_parser = WebhookKeyParser, global = true)]
+    pub webhook_secret_key: Option<crate::webhooks::secret::SecretKey>,
+
     /// Room stream tuning; not part of the operator contract (tests shorten it).
     #[arg(skip)]
     pub rooms: RoomTuning,
@@ -112,6 +118,29 @@ pub struct Config {
     /// operator contract (tests set 0).
     #[arg(skip = 1.0)]
     pub demo_seller_delay_scale: f64,
+}
+
+/// Parses `AGENTIC_WEBHOOK_SECRET_KEY`. Hand-written rather than a parser
+/// function so that a bad value's error does not repeat the value (clap's
+/// default message would print it on stderr).
+#[derive(Clone, Copy, Debug)]
+pub struct WebhookKeyParser;
+
+impl clap::builder::TypedValueParser for WebhookKeyParser {
+    type Value = crate::webhooks::secret::SecretKey;
+
+    fn parse_ref(
+        &self,
+        _cmd: &clap::Command,
+        _arg: Option<&clap::Arg>,
+        value: &std::ffi::OsStr,
+    ) -> Result<Self::Value, clap::Error> {
+        value
+            .to_str()
+            .ok_or(crate::webhooks::secret::KEY_FORMAT)
+            .and_then(crate::webhooks::secret::SecretKey::from_hex)
+            .map_err(|m| clap::Error::raw(clap::error::ErrorKind::InvalidValue, format!("{m}\n")))
+    }
 }
 
 /// Stream tokens (for `EventSource`, which cannot send headers) live this long.
@@ -213,6 +242,7 @@ impl Config {
             bus_heartbeat: crate::bus::DEFAULT_HEARTBEAT,
             stream_token_ttl: DEFAULT_STREAM_TOKEN_TTL,
             demo_seller_delay_scale: 1.0,
+            webhook_secret_key: None,
         }
     }
 

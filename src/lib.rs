@@ -23,6 +23,7 @@ pub mod sse;
 pub mod state;
 pub mod telemetry;
 pub mod types;
+pub mod webhooks;
 
 pub use app::Application;
 pub use config::Config;

@@ -21,3 +21,4 @@ pub mod phone_line;
 pub mod storefront;
 pub mod stream_token;
 pub mod user;
+pub mod webhook_subscription;

@@ -253,6 +253,7 @@ pub fn registry() -> impl Iterator<Item = &'static OperationDef> {
         crate::buyer::OPERATIONS,
         crate::conversations::OPERATIONS,
         crate::discovery::OPERATIONS,
+        crate::webhooks::OPERATIONS,
     ]
     .into_iter()
     .flatten()

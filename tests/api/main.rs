@@ -25,3 +25,4 @@ mod rooms;
 mod seller;
 mod storefronts;
 mod stream_access;
+mod webhooks;

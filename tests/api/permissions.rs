@@ -84,6 +84,19 @@ async fn a_read_only_key_is_refused_every_write_and_writes_nothing() {
         .await;
     assert_eq!(disc.status, 200, "{}", disc.body);
     let disc_id = disc.data()["discoveryId"].as_str().unwrap().to_string();
+    let hook = app
+        .post(
+            "/api/v2/buyer/webhook-subscriptions",
+            &admin.key,
+            &json!({"url": "https://hooks.example.com/h", "secret": "0123456789abcdef",
+                    "eventTypes": ["discovery.revision"]}),
+        )
+        .await;
+    assert_eq!(hook.status, 201, "{}", hook.body);
+    let hook_id = hook.data()["subscription"]["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
     let doc = app
         .request(Method::GET, "/api/v2/openapi.json", None, None)
         .await
@@ -93,6 +106,7 @@ async fn a_read_only_key_is_refused_every_write_and_writes_nothing() {
         ("advertiserId", adv_id.clone()),
         ("keyId", "1".to_string()),
         ("discoveryId", disc_id.clone()),
+        ("subscriptionId", hook_id.clone()),
     ];
     let routes = write_routes(&doc, &ids);
     // Every registered write operation is among the documented routes.
@@ -139,6 +153,7 @@ async fn a_read_only_key_is_refused_every_write_and_writes_nothing() {
         "/api/v2/buyer/audit-logs".to_string(),
         "/api/v2/assistant/conversation-settings".to_string(),
         "/api/v2/me".to_string(),
+        "/api/v2/buyer/webhook-subscriptions".to_string(),
     ] {
         let res = app.get(&path, &reader.key).await;
         assert_eq!(res.status, 200, "{path}: {}", res.body);
@@ -158,6 +173,7 @@ async fn snapshot(app: &TestApp, key: &str, uid: &str, adv_id: &str, disc: &str)
         "/api/v2/assistant/conversation-settings".to_string(),
         "/api/v2/api-keys".to_string(),
         "/api/v2/me".to_string(),
+        "/api/v2/buyer/webhook-subscriptions".to_string(),
     ] {
         let res = app.get(&path, key).await;
         assert_eq!(res.status, 200, "{path}");

@@ -1,0 +1,142 @@
+//! The webhook subscription operations, each declared once.
+
+use serde::Deserialize;
+use utoipa::ToSchema;
+
+use super::model::{SubscriptionCreate, SubscriptionData, SubscriptionOut};
+use super::service;
+use crate::auth::CallerInfo;
+use crate::error::ApiError;
+use crate::http::{Envelope, ErrorEnvelope, ListEnvelope};
+use crate::ops::{
+    Access, Ctx, Input, Json, Nothing, Operation, Page, Paged, Pagination, Params, Verb,
+};
+
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SubscriptionPath {
+    /// The subscription's id (`wh_...`).
+    pub subscription_id: String,
+}
+
+pub struct CreateWebhookSubscription;
+
+impl Operation for CreateWebhookSubscription {
+    const NAME: &'static str = "create_webhook_subscription";
+    const DESCRIPTION: &'static str = "Register an HTTPS endpoint for webhook events (discovery.revision); deliveries are signed with the secret (X-Webhook-Signature, hex HMAC-SHA256 of the raw body), which is never returned.";
+    const ACCESS: Access = Access::Write;
+    const VERB: Verb = Verb::Post;
+    const PATH: &'static str = "/buyer/webhook-subscriptions";
+    const STATUS: u16 = 201;
+    type Path = Nothing;
+    type Query = Nothing;
+    type Body = Json<SubscriptionCreate>;
+    type Output = SubscriptionData;
+
+    async fn run(
+        ctx: &Ctx,
+        caller: &CallerInfo,
+        input: Input<Self>,
+    ) -> Result<SubscriptionData, ApiError> {
+        let subscription = service::create(ctx, caller, input.body.0).await?;
+        Ok(SubscriptionData { subscription })
+    }
+}
+
+pub struct ListWebhookSubscriptions;
+
+impl Operation for ListWebhookSubscriptions {
+    const NAME: &'static str = "list_webhook_subscriptions";
+    const DESCRIPTION: &'static str = "The account's webhook subscriptions, newest first.";
+    const ACCESS: Access = Access::Read;
+    const VERB: Verb = Verb::Get;
+    const PATH: &'static str = "/buyer/webhook-subscriptions";
+    type Path = Nothing;
+    type Query = Page<20, 100>;
+    type Body = Nothing;
+    type Output = Paged<SubscriptionOut>;
+
+    async fn run(
+        ctx: &Ctx,
+        caller: &CallerInfo,
+        input: Input<Self>,
+    ) -> Result<Self::Output, ApiError> {
+        service::list(ctx, caller, input.query).await
+    }
+
+    fn pagination(out: &Self::Output) -> Option<Pagination> {
+        Some(out.pagination)
+    }
+}
+
+pub struct DeleteWebhookSubscription;
+
+impl Operation for DeleteWebhookSubscription {
+    const NAME: &'static str = "delete_webhook_subscription";
+    const DESCRIPTION: &'static str = "Delete one of the account's webhook subscriptions; deliveries to it stop at once. Answers the subscription as it was.";
+    const ACCESS: Access = Access::Write;
+    const VERB: Verb = Verb::Delete;
+    const PATH: &'static str = "/buyer/webhook-subscriptions/{subscriptionId}";
+    type Path = Params<SubscriptionPath>;
+    type Query = Nothing;
+    type Body = Nothing;
+    type Output = SubscriptionData;
+
+    async fn run(
+        ctx: &Ctx,
+        caller: &CallerInfo,
+        input: Input<Self>,
+    ) -> Result<SubscriptionData, ApiError> {
+        let subscription = service::delete(ctx, caller, &input.path.0.subscription_id).await?;
+        Ok(SubscriptionData { subscription })
+    }
+}
+
+// OpenAPI descriptions of the routes derived from the operations above.
+
+#[utoipa::path(
+    post,
+    path = "/buyer/webhook-subscriptions",
+    tag = "webhooks",
+    security(("bearer" = [])),
+    request_body = SubscriptionCreate,
+    responses(
+        (status = 201, body = Envelope<SubscriptionData>),
+        (status = 400, body = ErrorEnvelope, description = "invalid url, secret or eventTypes (every problem in details.issues)"),
+        (status = 401, body = ErrorEnvelope),
+        (status = 403, body = ErrorEnvelope, description = "read-only key"),
+    )
+)]
+#[allow(dead_code)]
+pub(super) fn create_webhook_subscription() {}
+
+#[utoipa::path(
+    get,
+    path = "/buyer/webhook-subscriptions",
+    tag = "webhooks",
+    security(("bearer" = [])),
+    params(Page<20, 100>),
+    responses(
+        (status = 200, body = ListEnvelope<Vec<SubscriptionOut>>),
+        (status = 400, body = ErrorEnvelope),
+        (status = 401, body = ErrorEnvelope),
+    )
+)]
+#[allow(dead_code)]
+pub(super) fn list_webhook_subscriptions() {}
+
+#[utoipa::path(
+    delete,
+    path = "/buyer/webhook-subscriptions/{subscriptionId}",
+    tag = "webhooks",
+    security(("bearer" = [])),
+    params(("subscriptionId" = String, Path, description = "`wh_...`")),
+    responses(
+        (status = 200, body = Envelope<SubscriptionData>, description = "the subscription as it was when deleted"),
+        (status = 401, body = ErrorEnvelope),
+        (status = 403, body = ErrorEnvelope, description = "read-only key"),
+        (status = 404, body = ErrorEnvelope, description = "unknown, or another account's"),
+    )
+)]
+#[allow(dead_code)]
+pub(super) fn delete_webhook_subscription() {}
