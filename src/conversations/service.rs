@@ -330,7 +330,7 @@ pub async fn post_message(
 ) -> Result<MessageOut, ApiError> {
     let now = Utc::now();
     // Urgent: a room is waiting for it.
-    let _write = writes.enter_urgent().await;
+    let turn = writes.enter_urgent().await;
     let txn = db.begin().await?;
     // One statement checks visibility, takes the next sequence and returns
     // the row: each round trip to the database is on the post's (and so the
@@ -372,6 +372,7 @@ pub async fn post_message(
     }
     list_cache::bump(&txn, caller.account_id()).await?;
     txn.commit().await?;
+    drop(turn);
 
     let message = MessageOut::from(row);
     bus.publish(events::message(
