@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use actix::prelude::*;
 use chrono::Utc;
-use sea_orm::DatabaseConnection;
+use sea_orm::{DatabaseConnection, EntityTrait};
 use serde_json::json;
 use tokio::sync::oneshot;
 
@@ -135,8 +135,11 @@ impl Sessions {
 
     /// Drives a round of a session on this instance.
     pub fn drive(&self, session: &discovery_session::Model, round: Round) {
+        // The actor is registered first, so the sweep never takes a session
+        // being started for an orphan.
+        let actor = self.actor(session);
         self.inner.driving.lock().insert(session.id.clone());
-        self.actor(session).do_send(Drive(round));
+        actor.do_send(Drive(round));
     }
 
     /// Waits until the session completes or `wait` passes; false if it
@@ -228,12 +231,31 @@ async fn sweep(weak: Weak<Inner>, shutdown: tokio_util::sync::CancellationToken)
                     for s in inner.live.all() {
                         s.do_send(Fail(StreamError::shutting_down()));
                     }
+                    // Nobody will ask this instance's sellers any more: its
+                    // sessions complete now rather than when the lease runs
+                    // out (a crash still leaves that to the lease).
+                    let ids: Vec<String> = inner.driving.lock().drain().collect();
+                    interrupt_all(&inner, ids).await;
                 }
                 return;
             }
             _ = tokio::time::sleep(period) => {}
         }
         let Some(inner) = weak.upgrade() else { return };
+        // A session whose actor stopped is asked by nobody any more.
+        let orphans: Vec<String> = {
+            let mut driving = inner.driving.lock();
+            let gone: Vec<String> = driving
+                .iter()
+                .filter(|id| inner.live.get(id).is_none_or(|a| !a.connected()))
+                .cloned()
+                .collect();
+            for id in &gone {
+                driving.remove(id);
+            }
+            gone
+        };
+        interrupt_all(&inner, orphans).await;
         let until = Utc::now() + chrono::Duration::from_std(inner.tuning.lease).unwrap_or_default();
         let ids: Vec<String> = inner.driving.lock().iter().cloned().collect();
         if let Err(err) = service::renew_lease(&inner.db, &ids, &inner.instance, until).await {
@@ -255,41 +277,61 @@ async fn recover(inner: &Inner, until: chrono::DateTime<Utc>) {
                 return;
             }
         };
-        let pending = match service::agents(&inner.db, &claimed.id).await {
-            Ok(a) => service::pending(&a),
-            Err(err) => {
-                tracing::warn!(error = %err, "discovery: recovery read failed");
-                return;
-            }
-        };
-        let settled: Vec<(AgentRef, Outcome)> = pending
-            .into_iter()
-            .map(|a| (a, Outcome::Interrupted))
-            .collect();
-        match service::settle(
-            &inner.db,
-            &inner.writes,
-            &claimed.id,
-            claimed.round,
-            &settled,
-        )
-        .await
+        interrupt(inner, &claimed).await;
+    }
+}
+
+/// Completes these sessions, if they are still running.
+async fn interrupt_all(inner: &Inner, ids: Vec<String>) {
+    for id in ids {
+        match discovery_session::Entity::find_by_id(id)
+            .one(&inner.db)
+            .await
         {
-            Ok(Some(p)) => {
-                tracing::info!(discovery_id = %claimed.id, "discovery: completed an abandoned session");
-                inner
-                    .bus
-                    .publish(events::revision(
-                        &claimed.account_id,
-                        &claimed.id,
-                        p.revision,
-                        p.results_complete,
-                    ))
-                    .await;
-            }
-            Ok(None) => {}
-            Err(err) => tracing::warn!(error = %err, "discovery: recovery settle failed"),
+            Ok(Some(s)) if !s.results_complete => interrupt(inner, &s).await,
+            Ok(_) => {}
+            Err(err) => tracing::warn!(error = %err, "discovery: cannot complete a session"),
         }
+    }
+}
+
+/// Settles a session's pending storefronts as interrupted (nobody is asking
+/// them any more) and announces the revision that completes it.
+async fn interrupt(inner: &Inner, session: &discovery_session::Model) {
+    let pending = match service::agents(&inner.db, &session.id).await {
+        Ok(a) => service::pending(&a),
+        Err(err) => {
+            tracing::warn!(error = %err, "discovery: cannot read a session to complete");
+            return;
+        }
+    };
+    let settled: Vec<(AgentRef, Outcome)> = pending
+        .into_iter()
+        .map(|a| (a, Outcome::Interrupted))
+        .collect();
+    match service::settle(
+        &inner.db,
+        &inner.writes,
+        &session.id,
+        session.round,
+        &settled,
+    )
+    .await
+    {
+        Ok(Some(p)) => {
+            tracing::info!(discovery_id = %session.id, "discovery: completed a session nobody drives");
+            inner
+                .bus
+                .publish(events::revision(
+                    &session.account_id,
+                    &session.id,
+                    p.revision,
+                    p.results_complete,
+                ))
+                .await;
+        }
+        Ok(None) => {}
+        Err(err) => tracing::warn!(error = %err, "discovery: cannot complete a session"),
     }
 }
 
@@ -374,9 +416,10 @@ impl Actor for Session {
     }
 
     fn stopped(&mut self, ctx: &mut Context<Self>) {
+        // A round it was driving is completed by the sweep (it notices the
+        // driver is gone), not here: this may run while its worker stops.
         if let Some(inner) = self.registry.upgrade() {
             inner.live.forget(&self.id, &ctx.address());
-            inner.driving.lock().remove(&self.id);
         }
     }
 }

@@ -666,7 +666,7 @@ async fn refine_asks_again_in_refine_mode_and_replaces_groups() {
 }
 
 #[actix_web::test]
-async fn a_session_in_flight_when_its_instance_stops_is_completed_by_the_next() {
+async fn a_session_in_flight_when_its_instance_shuts_down_completes_as_interrupted() {
     let tune = |c: &mut agentic_api::config::Config| {
         c.discovery.lease = Duration::from_millis(600);
         c.discovery.sweep = Duration::from_millis(200);
@@ -696,7 +696,8 @@ async fn a_session_in_flight_when_its_instance_stops_is_completed_by_the_next() 
     app.handle.stop(true).await;
     app.state.shutdown.cancel();
 
-    let next = spawn_on(&app.database_url, tune).await;
+    // Default leases (30 s): only the shutdown itself can complete it this fast.
+    let next = spawn_on(&app.database_url, |_| {}).await;
     let mut done = Value::Null;
     for _ in 0..50 {
         tokio::time::sleep(Duration::from_millis(100)).await;
@@ -1047,4 +1048,63 @@ async fn after_a_refine_the_stream_replays_both_rounds_with_one_complete_at_the_
         names,
         ["revision", "revision", "revision", "revision", "complete"]
     );
+}
+
+#[actix_web::test]
+async fn a_session_whose_driver_crashed_is_claimed_and_completed_when_its_lease_runs_out() {
+    use sea_orm::{ColumnTrait, EntityTrait, QueryFilter, sea_query::Expr};
+    let app = spawn_app_with(|c| {
+        c.discovery.lease = Duration::from_millis(600);
+        c.discovery.sweep = Duration::from_millis(200);
+    })
+    .await;
+    let t = app.tenant().await;
+    let adv = advertiser(&app, &t).await;
+    let (_h, h) = seller(
+        &app,
+        "Hangs",
+        Behaviour {
+            hang: true,
+            ..Behaviour::default()
+        },
+    )
+    .await;
+    let res = app
+        .post(
+            DISCOVER,
+            &t.key,
+            &json!({"advertiserId": adv, "progressive": true}),
+        )
+        .await;
+    let id = res.data()["discoveryId"].as_str().unwrap().to_string();
+    // As if another instance drove it and died: its lease is someone
+    // else's and has run out (this instance only renews its own).
+    entity::discovery_session::Entity::update_many()
+        .col_expr(
+            entity::discovery_session::Column::LeaseOwner,
+            Expr::value("a-crashed-instance"),
+        )
+        .col_expr(
+            entity::discovery_session::Column::LeaseUntil,
+            Expr::value(chrono::Utc::now() - chrono::Duration::seconds(1)),
+        )
+        .filter(entity::discovery_session::Column::Id.eq(id.clone()))
+        .exec(&app.db)
+        .await
+        .unwrap();
+    let mut done = Value::Null;
+    for _ in 0..50 {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        let r = app.get(&browse(&id), &t.key).await;
+        if r.data()["resultsComplete"] == true {
+            done = r.data().clone();
+            break;
+        }
+    }
+    assert_eq!(
+        done["resultsComplete"], true,
+        "the abandoned session completes"
+    );
+    assert_eq!(done["incompleteAgents"][0]["agentId"], h);
+    assert_eq!(done["incompleteAgents"][0]["reason"], "interrupted");
 }
