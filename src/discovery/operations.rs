@@ -20,7 +20,7 @@ use super::service::{self, NewSession};
 use super::session::{Round, Sessions};
 use super::storefronts;
 use crate::auth::CallerInfo;
-use crate::buyer::advertisers::model::{CHANNELS, Issues};
+use crate::buyer::advertisers::model::{self, Issues};
 use crate::error::ApiError;
 use crate::http::{Envelope, ErrorEnvelope};
 use crate::ops::{Access, Ctx, Input, Json, Nothing, Operation, Params, Query, Verb};
@@ -217,29 +217,12 @@ pub(super) struct Ask {
 
 pub(super) fn parse_ask(body: &DiscoverProductsIn) -> Result<Ask, ApiError> {
     let mut issues = Issues::default();
-    let mut channels = Vec::new();
-    for (i, c) in body.channels.iter().flatten().enumerate() {
-        if !CHANNELS.contains(&c.as_str()) {
-            issues.add(
-                format!("channels[{i}]"),
-                format!("must be an AdCP media channel: {}", CHANNELS.join(", ")),
-            );
-        } else if !channels.contains(c) {
-            channels.push(c.clone());
-        }
-    }
-    let mut countries = Vec::new();
-    for (i, c) in body.countries.iter().flatten().enumerate() {
-        let code = c.trim().to_ascii_uppercase();
-        if code.len() != 2 || isocountry::CountryCode::for_alpha2(&code).is_err() {
-            issues.add(
-                format!("countries[{i}]"),
-                "must be an ISO 3166-1 alpha-2 country code such as US",
-            );
-        } else if !countries.contains(&code) {
-            countries.push(code);
-        }
-    }
+    let channels = model::channels(body.channels.clone().unwrap_or_default(), &mut issues);
+    let countries = model::countries_at(
+        "countries",
+        body.countries.clone().unwrap_or_default(),
+        &mut issues,
+    );
     let brief = body.brief.clone().filter(|b| !b.trim().is_empty());
     if brief
         .as_ref()
@@ -324,16 +307,7 @@ pub(super) fn parse_ask(body: &DiscoverProductsIn) -> Result<Ask, ApiError> {
 }
 
 fn is_domain(d: &str) -> bool {
-    let d = d.trim().trim_end_matches('.');
-    d.contains('.')
-        && d.len() <= 253
-        && d.split('.').all(|l| {
-            !l.is_empty()
-                && l.len() <= 63
-                && l.chars().all(|c| c.is_ascii_alphanumeric() || c == '-')
-                && !l.starts_with('-')
-                && !l.ends_with('-')
-        })
+    crate::buyer::brands::parse_domain(d.trim().trim_end_matches('.')).is_ok()
 }
 
 pub(super) fn parse_refine(raw: &[Value]) -> Result<Vec<Refinement>, ApiError> {

@@ -238,12 +238,18 @@ pub fn currency(raw: &str, issues: &mut Issues) -> String {
 }
 
 pub fn countries(raw: Vec<String>, issues: &mut Issues) -> Vec<String> {
+    countries_at("brandCountries", raw, issues)
+}
+
+/// ISO 3166-1 alpha-2 codes, upper-cased and de-duplicated; problems are
+/// reported at `field[i]`.
+pub fn countries_at(field: &str, raw: Vec<String>, issues: &mut Issues) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     for (i, c) in raw.into_iter().enumerate() {
         let code = c.trim().to_ascii_uppercase();
         if code.len() != 2 || isocountry::CountryCode::for_alpha2(&code).is_err() {
             issues.add(
-                format!("brandCountries[{i}]"),
+                format!("{field}[{i}]"),
                 "must be an ISO 3166-1 alpha-2 country code such as US",
             );
         } else if !out.contains(&code) {
