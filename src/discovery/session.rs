@@ -793,14 +793,25 @@ impl Session {
         let db = self.db.clone();
         let id = self.id.clone();
         let account = self.account_id.clone();
-        let work = crate::rt::detached(async move { service::find(&db, &account, &id).await });
+        let mut keys: Vec<i64> = self.subs.metas().map(|v| v.key_id).collect();
+        keys.sort_unstable();
+        keys.dedup();
+        let work = crate::rt::detached(async move {
+            let row = service::find(&db, &account, &id).await?;
+            // A key revoked without an event (another process) is noticed here.
+            let live = crate::auth::service::live_keys(&db, &account, &keys).await?;
+            Ok::<_, sea_orm::DbErr>((row, live))
+        });
         ctx.spawn(work.into_actor(self).map(|res, s, ctx| match res {
-            Some(Ok(Some(row))) if row.revision > s.revision => {
-                s.want = s.want.max(row.revision);
-                s.load(ctx);
+            Some(Ok((Some(row), live))) => {
+                s.subs
+                    .close_where(|v| !live.contains(&v.key_id), StreamError::revoked());
+                if row.revision > s.revision {
+                    s.want = s.want.max(row.revision);
+                    s.load(ctx);
+                }
             }
-            Some(Ok(Some(_))) => {}
-            Some(Ok(None)) => {
+            Some(Ok((None, _))) => {
                 s.subs
                     .close_where(|_| true, StreamError::not_found("discovery session"));
                 ctx.stop();

@@ -1108,3 +1108,53 @@ async fn a_session_whose_driver_crashed_is_claimed_and_completed_when_its_lease_
     assert_eq!(done["incompleteAgents"][0]["agentId"], h);
     assert_eq!(done["incompleteAgents"][0]["reason"], "interrupted");
 }
+
+#[actix_web::test]
+async fn a_revoked_key_loses_its_discovery_stream_at_once_or_within_a_tick() {
+    let app = spawn_app_with(|c| c.discovery.keepalive = Duration::from_millis(200)).await;
+    let t = app.tenant().await;
+    let adv = advertiser(&app, &t).await;
+    let (_h, _) = seller(
+        &app,
+        "Hangs",
+        Behaviour {
+            hang: true,
+            ..Behaviour::default()
+        },
+    )
+    .await;
+    let res = app
+        .post(
+            DISCOVER,
+            &t.key,
+            &json!({"advertiserId": adv, "progressive": true}),
+        )
+        .await;
+    let id = res.data()["discoveryId"].as_str().unwrap().to_string();
+
+    // Revoked through the API: the event closes the stream.
+    let second = app.user_in(&t.account_id, "admin", &[]).await;
+    let mut s = open(&app, &events(&id), &second.key, None).await;
+    s.expect("ready").await;
+    s.expect("revision").await;
+    let keys = app.get("/api/v2/api-keys", &second.key).await;
+    let key_id = keys.data()[0]["id"].as_i64().unwrap();
+    let other = tenancy::create_api_key(&app.db, second.user_id, &[])
+        .await
+        .unwrap();
+    let del = app
+        .delete(&format!("/api/v2/api-keys/{key_id}"), &other)
+        .await;
+    assert_eq!(del.status, 200, "{}", del.body);
+    assert_eq!(s.expect("error").await.data["code"], "UNAUTHORIZED");
+    assert!(s.ended(Duration::from_secs(5)).await);
+
+    // Revoked by another process (no event on SQLite): within a tick.
+    let mut s = open(&app, &events(&id), &t.key, None).await;
+    s.expect("ready").await;
+    agentic_api::auth::tenancy::revoke_api_key(&app.db, &t.key)
+        .await
+        .unwrap();
+    assert_eq!(s.expect("error").await.data["code"], "UNAUTHORIZED");
+    assert!(s.ended(Duration::from_secs(5)).await);
+}
