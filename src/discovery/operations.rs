@@ -377,6 +377,15 @@ async fn eligible(
         .collect())
 }
 
+/// A session's snapshot, or one saved under a proposal code (sent as
+/// stored, not parsed and written again).
+#[derive(Serialize)]
+#[serde(untagged)]
+pub enum Discovered {
+    Live(DiscoveryOut),
+    Saved(Box<serde_json::value::RawValue>),
+}
+
 pub struct DiscoverProducts;
 
 impl Operation for DiscoverProducts {
@@ -388,12 +397,18 @@ impl Operation for DiscoverProducts {
     type Path = Nothing;
     type Query = Nothing;
     type Body = Json<DiscoverProductsIn>;
-    type Output = Value;
+    type Output = Discovered;
 
-    async fn run(ctx: &Ctx, caller: &CallerInfo, input: Input<Self>) -> Result<Value, ApiError> {
+    async fn run(
+        ctx: &Ctx,
+        caller: &CallerInfo,
+        input: Input<Self>,
+    ) -> Result<Discovered, ApiError> {
         let body = input.body.0;
         if let Some(code) = &body.proposal_code {
-            return super::selection::proposal_snapshot(ctx, caller, code).await;
+            return super::selection::proposal_snapshot(ctx, caller, code)
+                .await
+                .map(Discovered::Saved);
         }
         let ask = parse_ask(&body)?;
         let sessions = sessions(ctx)?;
@@ -412,8 +427,9 @@ impl Operation for DiscoverProducts {
         if !ask.wait.is_zero() {
             sessions.wait(&session, ask.wait).await;
         }
-        let out = snapshot(ctx, &session, Window::default()).await?;
-        serde_json::to_value(out).map_err(ApiError::internal)
+        Ok(Discovered::Live(
+            snapshot(ctx, &session, Window::default()).await?,
+        ))
     }
 }
 

@@ -6,7 +6,6 @@ use sea_orm::{
     ActiveModelTrait, ColumnTrait, EntityTrait, QueryFilter, QueryOrder, Set, TransactionTrait,
 };
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 use utoipa::ToSchema;
 
 use entity::{discovery_proposal, discovery_selection};
@@ -289,13 +288,13 @@ pub async fn proposal_snapshot(
     ctx: &Ctx,
     caller: &CallerInfo,
     code: &str,
-) -> Result<Value, ApiError> {
+) -> Result<Box<serde_json::value::RawValue>, ApiError> {
     let row = discovery_proposal::Entity::find_by_id(code.trim().to_ascii_uppercase())
         .filter(discovery_proposal::Column::AccountId.eq(caller.account_id()))
         .one(&ctx.db)
         .await?
         .ok_or_else(|| ApiError::not_found("proposal"))?;
-    serde_json::from_str(&row.snapshot).map_err(ApiError::internal)
+    serde_json::value::RawValue::from_string(row.snapshot).map_err(ApiError::internal)
 }
 
 #[utoipa::path(
