@@ -131,14 +131,10 @@ pub async fn snapshot(
     session: &discovery_session::Model,
     window: Window,
 ) -> Result<DiscoveryOut, ApiError> {
-    // Agents first: a group landing in between shows up with its agent
-    // still listed as pending, never the other way round.
-    let agents = service::agents(&ctx.db, &session.id).await?;
-    let row = discovery_session::Entity::find_by_id(session.id.clone())
-        .one(&ctx.db)
-        .await?
-        .ok_or_else(|| ApiError::not_found("discovery session"))?;
-    let all = service::groups(&ctx.db, &session.id, None).await?;
+    // One snapshot of the three reads, so a revision committed in between
+    // cannot show a complete session with agents still pending.
+    let (agents, row, all) = service::read_consistent(&ctx.db, &session.id).await?;
+    let row = row.ok_or_else(|| ApiError::not_found("discovery session"))?;
     let total_products: i64 = all.iter().map(|g| g.product_count).sum();
     let total_groups = all.len() as i64;
     let chosen: Vec<_> = all

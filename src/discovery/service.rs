@@ -485,6 +485,39 @@ pub fn pending(agents: &[discovery_agent::Model]) -> Vec<AgentRef> {
         .collect()
 }
 
+/// A session's agents, row and groups as of one moment: a read-only
+/// transaction (repeatable read on PostgreSQL; SQLite's WAL reader already
+/// sees one snapshot for the whole transaction).
+pub async fn read_consistent(
+    db: &DatabaseConnection,
+    id: &str,
+) -> Result<
+    (
+        Vec<discovery_agent::Model>,
+        Option<discovery_session::Model>,
+        Vec<discovery_group::Model>,
+    ),
+    DbErr,
+> {
+    let txn = match db.get_database_backend() {
+        sea_orm::DbBackend::Postgres => {
+            db.begin_with_config(
+                Some(sea_orm::IsolationLevel::RepeatableRead),
+                Some(sea_orm::AccessMode::ReadOnly),
+            )
+            .await?
+        }
+        _ => db.begin().await?,
+    };
+    let agents = agents(&txn, id).await?;
+    let row = discovery_session::Entity::find_by_id(id.to_string())
+        .one(&txn)
+        .await?;
+    let all = groups(&txn, id, None).await?;
+    txn.commit().await?;
+    Ok((agents, row, all))
+}
+
 /// The session's groups in landing order, optionally only those landed
 /// after `since`.
 pub async fn groups(
