@@ -100,12 +100,28 @@ pub struct Config {
     pub webhook_secret_key: Option<crate::webhooks::secret::SecretKey>,
 
     /// Room stream tuning; not part of the operator contract (tests shorten it).
+    /// One webhook delivery attempt, in seconds (connect to end of answer).
+    #[arg(long, env = "AGENTIC_WEBHOOK_TIMEOUT", value_parser = clap::value_parser!(u64).range(1..=60), global = true)]
+    pub webhook_timeout: Option<u64>,
+
+    /// How many days webhook delivery attempts stay listed.
+    #[arg(long, env = "AGENTIC_WEBHOOK_LOG_RETENTION_DAYS", value_parser = clap::value_parser!(u64).range(1..=365), global = true)]
+    pub webhook_log_retention_days: Option<u64>,
+
     #[arg(skip)]
     pub rooms: RoomTuning,
 
     /// Discovery timings; not part of the operator contract (tests shorten them).
     #[arg(skip)]
     pub discovery: DiscoveryTuning,
+
+    /// Leases and sweep of durable background work.
+    #[arg(skip)]
+    pub outbox: crate::outbox::OutboxTuning,
+
+    /// Webhook delivery (the variables above override its defaults).
+    #[arg(skip)]
+    pub webhook_delivery: crate::webhooks::delivery::DeliveryTuning,
 
     /// How often the PostgreSQL bus listener proves itself alive (tests
     /// shorten it); three missed beats reconnect it.
@@ -243,6 +259,10 @@ impl Config {
             stream_token_ttl: DEFAULT_STREAM_TOKEN_TTL,
             demo_seller_delay_scale: 1.0,
             webhook_secret_key: None,
+            webhook_timeout: None,
+            webhook_log_retention_days: None,
+            outbox: Default::default(),
+            webhook_delivery: Default::default(),
         }
     }
 

@@ -18,6 +18,7 @@ pub mod metrics;
 pub mod net;
 pub mod openapi;
 pub mod ops;
+pub mod outbox;
 pub mod rt;
 pub mod sse;
 pub mod state;

@@ -55,6 +55,7 @@ impl AppState {
         crate::conversations::register(&mut handles, &db, &bus, &config, &shutdown);
         crate::buyer::register(&mut handles, &db);
         crate::discovery::register(&mut handles, &db, &writes, &bus, &config, &shutdown);
+        crate::webhooks::register(&mut handles, &db, &writes, &bus, &config, &shutdown);
         let limits = Arc::new(RateLimits::new(
             config.rate_limit_per_minute,
             config.auth_rate_limit,

@@ -499,7 +499,8 @@ pub(super) async fn start(
         lease_owner: sessions.instance().to_string(),
         lease_until: now + chrono::Duration::from_std(tuning.lease).unwrap_or_default(),
     };
-    service::create(&ctx.db, &ctx.writes, &new).await?;
+    let first = service::create(&ctx.db, &ctx.writes, &new).await?;
+    crate::outbox::announce(&ctx.bus, &first.kicks);
     let session = service::find(&ctx.db, caller.account_id(), id.as_str())
         .await?
         .ok_or_else(|| ApiError::internal("discovery session vanished"))?;
@@ -583,6 +584,7 @@ pub(super) async fn refine_round(
             details: None,
         });
     };
+    crate::outbox::announce(&ctx.bus, &opened.kicks);
     let agents = service::pending(&service::agents(&ctx.db, &session.id).await?);
     let session = service::find(&ctx.db, &session.account_id, &session.id)
         .await?

@@ -13,6 +13,8 @@ use sea_orm::{
 use entity::{discovery_agent, discovery_group, discovery_revision, discovery_session};
 
 use crate::db::WriteGate;
+use crate::outbox::Kicks;
+use crate::webhooks::events as webhook_events;
 
 use super::model::{
     AgentRef, IncompleteAgent, ProductGroup, ProductOut, StorefrontResult, group_id,
@@ -59,6 +61,9 @@ pub struct Published {
     pub pending: Vec<AgentRef>,
     pub incomplete: Vec<IncompleteAgent>,
     pub created_at: DateTime<Utc>,
+    /// Webhook deliveries the revision queued, to announce after commit
+    /// (empty when read back).
+    pub kicks: Kicks,
 }
 
 impl Published {
@@ -73,6 +78,7 @@ impl Published {
             pending: parse(&r.pending_agents)?,
             incomplete: parse(&r.incomplete_agents)?,
             created_at: r.created_at,
+            kicks: Kicks::default(),
         })
     }
 }
@@ -125,7 +131,10 @@ pub async fn create(
         .exec_without_returning(&txn)
         .await?;
     }
-    let first = finish_revision(&txn, &s.id, 0, Vec::new(), now).await?;
+    // Only the subscriptions active now receive this session's events.
+    webhook_events::capture_audience(&txn, &s.account_id, WEBHOOK_EVENT, &webhook_scope(&s.id))
+        .await?;
+    let first = finish_revision(&txn, &s.account_id, &s.id, 0, Vec::new(), now).await?;
     txn.commit().await?;
     Ok(first)
 }
@@ -193,7 +202,15 @@ pub async fn restart_round(
         .filter(discovery_agent::Column::SessionId.eq(id))
         .exec(&txn)
         .await?;
-    let published = finish_revision(&txn, id, session.revision, Vec::new(), now).await?;
+    let published = finish_revision(
+        &txn,
+        &session.account_id,
+        id,
+        session.revision,
+        Vec::new(),
+        now,
+    )
+    .await?;
     txn.commit().await?;
     Ok(Some((session.round, published)))
 }
@@ -285,7 +302,7 @@ pub async fn settle(
         // Rolled back: the revision is not spent.
         return Ok(None);
     }
-    let published = finish_revision(&txn, id, revision, landed, now).await?;
+    let published = finish_revision(&txn, &session.account_id, id, revision, landed, now).await?;
     txn.commit().await?;
     Ok(Some(published))
 }
@@ -335,10 +352,21 @@ async fn put_group(
     })
 }
 
+/// The webhook event of a revision.
+pub const WEBHOOK_EVENT: &str = "discovery.revision";
+
+/// The session's webhook audience.
+fn webhook_scope(id: &str) -> String {
+    format!("discovery:{id}")
+}
+
 /// Writes revision `revision` with what is pending now; completes the
-/// session when nothing is.
+/// session when nothing is. Its webhook deliveries are queued in the same
+/// transaction (the transactional outbox): they exist exactly when the
+/// revision does.
 async fn finish_revision(
     txn: &impl ConnectionTrait,
+    account_id: &str,
     id: &str,
     revision: i64,
     landed: Vec<ProductGroup>,
@@ -392,14 +420,45 @@ async fn finish_revision(
     }
     .insert(txn)
     .await?;
-    Ok(Published {
+    let mut published = Published {
         revision,
         results_complete: complete,
         groups: landed,
         pending,
         incomplete,
         created_at: now,
-    })
+        kicks: Kicks::default(),
+    };
+    published.kicks = webhook_events::emit(
+        txn,
+        account_id,
+        &webhook_scope(id),
+        WEBHOOK_EVENT,
+        webhook_body(id, &published)?,
+        now,
+    )
+    .await?;
+    Ok(published)
+}
+
+/// The payload of the `discovery.revision` webhook event (the catalog's
+/// fields; `event` and `timestamp` are added by the emitter).
+fn webhook_body(
+    id: &str,
+    p: &Published,
+) -> Result<serde_json::Map<String, serde_json::Value>, DbErr> {
+    let value = serde_json::json!({
+        "discoveryId": id,
+        "revision": p.revision,
+        "resultsComplete": p.results_complete,
+        "productGroups": p.groups,
+        "pendingAgents": p.pending,
+        "incompleteAgents": p.incomplete,
+    });
+    match value {
+        serde_json::Value::Object(map) => Ok(map),
+        _ => Err(DbErr::Custom("webhook body is not an object".into())),
+    }
 }
 
 /// Agents whose results are missing or partial. While the session runs,

@@ -320,6 +320,7 @@ async fn interrupt(inner: &Inner, session: &discovery_session::Model) {
     {
         Ok(Some(p)) => {
             tracing::info!(discovery_id = %session.id, "discovery: completed a session nobody drives");
+            crate::outbox::announce(&inner.bus, &p.kicks);
             inner
                 .bus
                 .publish(events::revision(
@@ -702,6 +703,7 @@ impl Session {
             s.committing = false;
             match res {
                 Some(Ok(Some(p))) => {
+                    crate::outbox::announce(&s.bus, &p.kicks);
                     s.publish(&p, true, ctx);
                 }
                 Some(Ok(None)) => {}

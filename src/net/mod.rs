@@ -67,7 +67,10 @@ pub enum NetError {
     Timeout,
     #[error("response body larger than {limit} bytes")]
     TooLarge { limit: usize },
-    /// Connection, TLS or transfer failure.
+    /// The TLS handshake failed (certificate, protocol).
+    #[error("TLS: {0}")]
+    Tls(String),
+    /// Connection or transfer failure.
     #[error("{0}")]
     Transport(String),
     /// The outbound worker is gone (the server is shutting down).
@@ -86,7 +89,30 @@ impl From<SendRequestError> for NetError {
                     None => NetError::Transport(format!("cannot resolve host: {inner}")),
                 }
             }
+            // rustls reports handshake failures as invalid data at connect.
+            SendRequestError::Connect(awc::error::ConnectError::Io(e))
+                if e.kind() == std::io::ErrorKind::InvalidData =>
+            {
+                NetError::Tls(e.to_string())
+            }
+            SendRequestError::Connect(awc::error::ConnectError::SslIsNotSupported) => {
+                NetError::Tls("TLS is not supported".into())
+            }
             other => NetError::Transport(other.to_string()),
+        }
+    }
+}
+
+impl NetError {
+    /// A stable, short name of the failure, for logs and delivery records.
+    pub fn class(&self) -> &'static str {
+        match self {
+            NetError::Refused(_) => "ssrf_blocked",
+            NetError::Timeout => "timeout",
+            NetError::TooLarge { .. } => "too_large",
+            NetError::Tls(_) => "tls",
+            NetError::Transport(_) => "connection",
+            NetError::Stopped => "stopped",
         }
     }
 }

@@ -2,8 +2,12 @@
 //! ([`model::EVENT_TYPES`]). This module holds the subscriptions: the
 //! validated registration ([`model`]), storage within the caller's account
 //! ([`service`]), the secret at rest ([`secret`]) and the operations
-//! ([`operations`]). Delivery comes later.
+//! ([`operations`]); events recorded in the transaction of what they report
+//! ([`events`]) and delivered through the outbox, one lane per subscription
+//! ([`delivery`]).
 
+pub mod delivery;
+pub mod events;
 pub mod model;
 pub mod operations;
 pub mod secret;
@@ -16,4 +20,47 @@ pub static OPERATIONS: &[&OperationDef] = &[
     &def::<operations::CreateWebhookSubscription>(&operations::__path_create_webhook_subscription),
     &def::<operations::ListWebhookSubscriptions>(&operations::__path_list_webhook_subscriptions),
     &def::<operations::DeleteWebhookSubscription>(&operations::__path_delete_webhook_subscription),
+    &def::<operations::ListWebhookDeliveries>(&operations::__path_list_webhook_deliveries),
 ];
+
+/// Starts delivery: the outbox with the webhook queue (its own outbound
+/// client, whose timeout is the delivery timeout).
+pub fn register(
+    handles: &mut crate::ops::context::Handles,
+    db: &sea_orm::DatabaseConnection,
+    writes: &crate::db::WriteGate,
+    bus: &crate::bus::EventBus,
+    config: &crate::config::Config,
+    shutdown: &tokio_util::sync::CancellationToken,
+) {
+    let mut tuning = config.webhook_delivery.clone();
+    if let Some(secs) = config.webhook_timeout {
+        tuning.timeout = std::time::Duration::from_secs(secs);
+    }
+    if let Some(days) = config.webhook_log_retention_days {
+        tuning.retention = std::time::Duration::from_secs(days * 24 * 3600);
+    }
+    let options = crate::net::OutboundOptions {
+        request_timeout: tuning.timeout,
+        connect_timeout: tuning.timeout.min(std::time::Duration::from_secs(5)),
+        user_agent: format!("agentic-api-webhooks/{}", env!("CARGO_PKG_VERSION")),
+        ..Default::default()
+    };
+    let outbound = match crate::net::Outbound::start(config.url_policy(), options) {
+        Ok(o) => o,
+        Err(e) => {
+            tracing::error!(error = %e, "cannot start the webhook client; webhooks are not delivered");
+            return;
+        }
+    };
+    let deliveries = delivery::Deliveries::new(outbound, config.webhook_secret_key.clone(), tuning);
+    let outbox = crate::outbox::Outbox::start(
+        db.clone(),
+        writes.clone(),
+        bus,
+        config.outbox.clone(),
+        vec![std::sync::Arc::new(deliveries)],
+        shutdown.clone(),
+    );
+    handles.insert(outbox);
+}

@@ -174,6 +174,65 @@ pub struct SubscriptionData {
     pub subscription: SubscriptionOut,
 }
 
+/// One delivery of an event to a subscription, as its log lists it.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+#[schema(as = WebhookDelivery)]
+pub struct DeliveryOut {
+    /// Sent as `X-Webhook-Id`; the same if a crash makes it go out again.
+    #[schema(example = "whd_Q2mB7vL1nR8pW4zY6aC3kT9x")]
+    pub delivery_id: Option<String>,
+    #[schema(example = "evt_7vL1nR8pW4zY6aC3kT9xQ2mB")]
+    pub event_id: Option<String>,
+    #[schema(example = "discovery.revision")]
+    pub event_type: Option<String>,
+    /// `pending` (queued), `delivered` (2xx), `failed` (any other answer or
+    /// none), `cancelled` (never sent: the subscription failed meanwhile,
+    /// or the event expired).
+    #[schema(example = "delivered")]
+    pub status: String,
+    pub queued_at: DateTime<Utc>,
+    /// When the attempt started; absent until it did.
+    pub attempted_at: Option<String>,
+    /// The receiver's HTTP status, if it answered.
+    pub status_code: Option<u16>,
+    pub duration_ms: Option<u64>,
+    /// `http_status`, `redirect`, `timeout`, `connection`, `tls`,
+    /// `ssrf_blocked`, `expired`.
+    pub error_class: Option<String>,
+    pub error: Option<String>,
+}
+
+impl From<entity::outbox_job::Model> for DeliveryOut {
+    fn from(job: entity::outbox_job::Model) -> Self {
+        use crate::outbox::store;
+        let d: Option<super::events::DeliveryJob> = serde_json::from_str(&job.payload).ok();
+        let a: super::delivery::Attempt = job
+            .result
+            .as_deref()
+            .and_then(|r| serde_json::from_str(r).ok())
+            .unwrap_or_default();
+        let status = match job.state.as_str() {
+            store::DONE => "delivered",
+            store::FAILED => "failed",
+            store::PENDING => "pending",
+            _ => "cancelled",
+        };
+        DeliveryOut {
+            delivery_id: d.as_ref().map(|d| d.delivery_id.clone()),
+            event_id: d.as_ref().map(|d| d.event_id.clone()),
+            event_type: d.map(|d| d.event_type),
+            status: status.into(),
+            queued_at: job.created_at,
+            attempted_at: a.attempted_at,
+            status_code: a.status_code,
+            duration_ms: a.duration_ms,
+            error_class: a.error_class,
+            error: a.error,
+        }
+    }
+}
+
 /// A new subscription id: `wh_` and 24 random letters or digits (~142 bits).
 pub fn new_id() -> String {
     use rand::Rng;

@@ -3,7 +3,7 @@
 use serde::Deserialize;
 use utoipa::ToSchema;
 
-use super::model::{SubscriptionCreate, SubscriptionData, SubscriptionOut};
+use super::model::{DeliveryOut, SubscriptionCreate, SubscriptionData, SubscriptionOut};
 use super::service;
 use crate::auth::CallerInfo;
 use crate::error::ApiError;
@@ -92,6 +92,32 @@ impl Operation for DeleteWebhookSubscription {
     }
 }
 
+pub struct ListWebhookDeliveries;
+
+impl Operation for ListWebhookDeliveries {
+    const NAME: &'static str = "list_webhook_deliveries";
+    const DESCRIPTION: &'static str = "A webhook subscription's delivery log, newest first: queued deliveries and every attempt with its time, status code, duration and error class.";
+    const ACCESS: Access = Access::Read;
+    const VERB: Verb = Verb::Get;
+    const PATH: &'static str = "/buyer/webhook-subscriptions/{subscriptionId}/deliveries";
+    type Path = Params<SubscriptionPath>;
+    type Query = Page<20, 100>;
+    type Body = Nothing;
+    type Output = Paged<DeliveryOut>;
+
+    async fn run(
+        ctx: &Ctx,
+        caller: &CallerInfo,
+        input: Input<Self>,
+    ) -> Result<Self::Output, ApiError> {
+        service::deliveries(ctx, caller, &input.path.0.subscription_id, input.query).await
+    }
+
+    fn pagination(out: &Self::Output) -> Option<Pagination> {
+        Some(out.pagination)
+    }
+}
+
 // OpenAPI descriptions of the routes derived from the operations above.
 
 #[utoipa::path(
@@ -140,3 +166,19 @@ pub(super) fn list_webhook_subscriptions() {}
 )]
 #[allow(dead_code)]
 pub(super) fn delete_webhook_subscription() {}
+
+#[utoipa::path(
+    get,
+    path = "/buyer/webhook-subscriptions/{subscriptionId}/deliveries",
+    tag = "webhooks",
+    security(("bearer" = [])),
+    params(("subscriptionId" = String, Path, description = "`wh_...`"), Page<20, 100>),
+    responses(
+        (status = 200, body = ListEnvelope<Vec<DeliveryOut>>),
+        (status = 400, body = ErrorEnvelope),
+        (status = 401, body = ErrorEnvelope),
+        (status = 404, body = ErrorEnvelope, description = "unknown, or another account's"),
+    )
+)]
+#[allow(dead_code)]
+pub(super) fn list_webhook_deliveries() {}

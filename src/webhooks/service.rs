@@ -4,16 +4,18 @@
 use chrono::Utc;
 use sea_orm::{
     ActiveModelTrait, ColumnTrait, EntityTrait, PaginatorTrait, QueryFilter, QueryOrder,
-    QuerySelect, Set,
+    QuerySelect, Set, TransactionTrait,
 };
 
 use entity::webhook_subscription as sub;
 
-use super::model::{STATUS_ACTIVE, SubscriptionCreate, SubscriptionOut, new_id};
+use super::events::QUEUE;
+use super::model::{DeliveryOut, STATUS_ACTIVE, SubscriptionCreate, SubscriptionOut, new_id};
 use super::secret;
 use crate::auth::CallerInfo;
 use crate::error::ApiError;
 use crate::ops::{Ctx, Page, Paged};
+use crate::outbox;
 
 /// Registers a subscription: `active`, no failures yet. Nothing is written
 /// unless every field is valid.
@@ -70,27 +72,51 @@ pub async fn list(
 }
 
 /// Deletes one of the account's subscriptions and returns it as it was.
-/// The row is gone, so no delivery can pick it up afterwards; another
-/// account's subscription is reported as missing.
+/// Its queued deliveries and its log go in the same transaction, so no
+/// delivery starts afterwards (one already under way finishes, and its
+/// record finds nothing to update); another account's subscription is
+/// reported as missing.
 pub async fn delete(ctx: &Ctx, caller: &CallerInfo, id: &str) -> Result<SubscriptionOut, ApiError> {
-    let mine = || {
-        sub::Entity::find_by_id(id.to_string())
-            .filter(sub::Column::AccountId.eq(caller.account_id()))
-    };
-    let row = mine()
-        .one(&ctx.db)
-        .await?
-        .ok_or_else(|| ApiError::not_found("webhook subscription"))?;
+    let row = find(ctx, caller, id).await?;
+    let _turn = ctx.writes.enter().await;
+    let txn = ctx.db.begin().await?;
     let gone = sub::Entity::delete_many()
         .filter(sub::Column::Id.eq(id))
         .filter(sub::Column::AccountId.eq(caller.account_id()))
-        .exec(&ctx.db)
+        .exec(&txn)
         .await?;
     if gone.rows_affected == 0 {
         // Deleted concurrently by another request.
         return Err(ApiError::not_found("webhook subscription"));
     }
+    outbox::store::delete_lane(&txn, QUEUE, id).await?;
+    txn.commit().await?;
     SubscriptionOut::try_from(row)
+}
+
+/// One of the account's subscriptions; another account's is missing.
+async fn find(ctx: &Ctx, caller: &CallerInfo, id: &str) -> Result<sub::Model, ApiError> {
+    sub::Entity::find_by_id(id.to_string())
+        .filter(sub::Column::AccountId.eq(caller.account_id()))
+        .one(&ctx.db)
+        .await?
+        .ok_or_else(|| ApiError::not_found("webhook subscription"))
+}
+
+/// A subscription's deliveries, newest first: queued ones, and every
+/// attempt with its time, status code, duration and error class.
+pub async fn deliveries(
+    ctx: &Ctx,
+    caller: &CallerInfo,
+    id: &str,
+    page: Page<20, 100>,
+) -> Result<Paged<DeliveryOut>, ApiError> {
+    find(ctx, caller, id).await?;
+    let (rows, total) = outbox::store::history(&ctx.db, QUEUE, id, page.skip, page.take).await?;
+    Ok(Paged {
+        items: rows.into_iter().map(DeliveryOut::from).collect(),
+        pagination: page.of(total),
+    })
 }
 
 /// The signing secret of a stored subscription, for the delivery worker.

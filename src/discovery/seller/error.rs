@@ -108,6 +108,7 @@ impl SellerError {
             NetError::Timeout => SellerError::Timeout(timeout),
             NetError::TooLarge { limit } => SellerError::TooLarge { limit },
             NetError::Transport(m) => SellerError::Unreachable(m),
+            NetError::Tls(m) => SellerError::Unreachable(format!("TLS: {m}")),
             NetError::Stopped => SellerError::Unreachable("the server is shutting down".into()),
         }
     }
