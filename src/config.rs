@@ -100,6 +100,12 @@ pub struct Config {
     pub webhook_secret_key: Option<crate::webhooks::secret::SecretKey>,
 
     /// Room stream tuning; not part of the operator contract (tests shorten it).
+    /// Seconds an instance's claim on shared work (a discovery session it
+    /// drives, a webhook subscription it delivers) lasts unless renewed:
+    /// how long a crashed instance's work waits before another takes it.
+    #[arg(long, env = "AGENTIC_LEASE_SECONDS", value_parser = clap::value_parser!(u64).range(2..=300), global = true)]
+    pub lease_seconds: Option<u64>,
+
     /// One webhook delivery attempt, in seconds (connect to end of answer).
     #[arg(long, env = "AGENTIC_WEBHOOK_TIMEOUT", value_parser = clap::value_parser!(u64).range(1..=60), global = true)]
     pub webhook_timeout: Option<u64>,
@@ -234,6 +240,16 @@ impl RoomTuning {
     }
 }
 
+/// A lease of `secs` seconds and the renewal interval that goes with it
+/// (a third of it, at most `sweep`).
+pub fn lease_and_sweep(
+    secs: u64,
+    sweep: std::time::Duration,
+) -> (std::time::Duration, std::time::Duration) {
+    let lease = std::time::Duration::from_secs(secs);
+    (lease, (lease / 3).min(sweep))
+}
+
 impl Config {
     /// Defaults with the given database; for tests and tools.
     pub fn with_database(database_url: &str) -> Self {
@@ -260,6 +276,7 @@ impl Config {
             demo_seller_delay_scale: 1.0,
             webhook_secret_key: None,
             webhook_timeout: None,
+            lease_seconds: None,
             webhook_log_retention_days: None,
             outbox: Default::default(),
             webhook_delivery: Default::default(),

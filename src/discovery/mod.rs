@@ -48,6 +48,9 @@ pub fn register(
     shutdown: &tokio_util::sync::CancellationToken,
 ) {
     let mut tuning = config.discovery.clone();
+    if let Some(secs) = config.lease_seconds {
+        (tuning.lease, tuning.sweep) = crate::config::lease_and_sweep(secs, tuning.sweep);
+    }
     if let Some(secs) = config.discovery_timeout {
         tuning.storefront_timeout = std::time::Duration::from_secs(secs);
     }

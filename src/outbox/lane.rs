@@ -90,6 +90,11 @@ impl Actor for Lane {
             ctx.stop();
             return;
         }
+        if self.ctx.stop.is_cancelled() {
+            self.retire();
+            ctx.stop();
+            return;
+        }
         let Some(inner) = self.ctx.outbox.upgrade() else {
             ctx.stop();
             return;
@@ -104,9 +109,13 @@ impl Actor for Lane {
             self.ctx.stop.clone(),
             self.progress.clone(),
         );
+        let stop = self.ctx.stop.clone();
         let fut = async move {
             if !delay.is_zero() {
-                tokio::time::sleep(delay).await;
+                tokio::select! {
+                    _ = tokio::time::sleep(delay) => {}
+                    _ = stop.cancelled() => return Some(Ok(End::Retire)),
+                }
             }
             crate::rt::detached(run).await
         };

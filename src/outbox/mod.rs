@@ -472,7 +472,7 @@ async fn sweep_queue(
         store::release(&inner.db, name, lane, &inner.instance).await?;
     }
     // Pruning is not urgent: about once a minute with the default sweep.
-    if round % 12 == 0 {
+    if round.is_multiple_of(12) {
         let before =
             Utc::now() - chrono::Duration::from_std(q.handler.retention()).unwrap_or_default();
         let gone = store::prune(&inner.db, name, before).await?;

@@ -53,12 +53,17 @@ pub fn register(
             return;
         }
     };
+    let mut outbox_tuning = config.outbox.clone();
+    if let Some(secs) = config.lease_seconds {
+        (outbox_tuning.lease, outbox_tuning.sweep) =
+            crate::config::lease_and_sweep(secs, outbox_tuning.sweep);
+    }
     let deliveries = delivery::Deliveries::new(outbound, config.webhook_secret_key.clone(), tuning);
     let outbox = crate::outbox::Outbox::start(
         db.clone(),
         writes.clone(),
         bus,
-        config.outbox.clone(),
+        outbox_tuning,
         vec![std::sync::Arc::new(deliveries)],
         shutdown.clone(),
     );

@@ -6,9 +6,9 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use agentic_api::auth::tenancy::{self, NewStorefront};
+use agentic_api::auth::tenancy;
 
-use crate::fake_seller::{Behaviour, FakeSeller, product};
+use crate::fake_seller::{Behaviour, product, seller};
 use crate::helpers::*;
 
 const DISCOVER: &str = "/api/v2/buyer/discovery/discover-products";
@@ -19,38 +19,6 @@ fn browse(id: &str) -> String {
 
 fn events(id: &str) -> String {
     format!("/api/v2/buyer/discovery/{id}/events")
-}
-
-async fn advertiser(app: &TestApp, t: &Tenant) -> String {
-    let res = app
-        .post(
-            "/api/v2/buyer/advertisers",
-            &t.key,
-            &json!({"name": "Acme", "brand": "acme.example", "primaryCurrency": "USD"}),
-        )
-        .await;
-    assert_eq!(res.status, 201, "{}", res.body);
-    res.data()["id"].as_str().unwrap().to_string()
-}
-
-async fn storefront(app: &TestApp, name: &str, url: &str) -> i64 {
-    tenancy::register_storefront_with(
-        &app.db,
-        NewStorefront {
-            name: name.into(),
-            url: url.into(),
-            auth_token: None,
-        },
-        app.config.url_policy(),
-    )
-    .await
-    .unwrap()
-}
-
-async fn seller(app: &TestApp, name: &str, b: Behaviour) -> (FakeSeller, i64) {
-    let s = FakeSeller::start(b).await;
-    let id = storefront(app, name, &s.url()).await;
-    (s, id)
 }
 
 async fn open(app: &TestApp, path: &str, key: &str, last: Option<&str>) -> SseStream {

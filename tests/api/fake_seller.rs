@@ -61,6 +61,29 @@ impl Default for Behaviour {
     }
 }
 
+/// Registers a storefront (as `admin register-storefront` does); its id.
+pub async fn storefront(app: &crate::helpers::TestApp, name: &str, url: &str) -> i64 {
+    use agentic_api::auth::tenancy::{self, NewStorefront};
+    tenancy::register_storefront_with(
+        &app.db,
+        NewStorefront {
+            name: name.into(),
+            url: url.into(),
+            auth_token: None,
+        },
+        app.config.url_policy(),
+    )
+    .await
+    .unwrap()
+}
+
+/// A fake seller registered as a storefront.
+pub async fn seller(app: &crate::helpers::TestApp, name: &str, b: Behaviour) -> (FakeSeller, i64) {
+    let s = FakeSeller::start(b).await;
+    let id = storefront(app, name, &s.url()).await;
+    (s, id)
+}
+
 /// A valid AdCP 3.1 product with one fixed CPM price in EUR.
 pub fn product(id: &str, cpm: f64) -> Value {
     json!({

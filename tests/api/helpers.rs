@@ -418,6 +418,19 @@ impl SseStream {
 }
 
 /// Runs the real binary (`agentic-api ARGS...`) against `database_url`.
+/// An advertiser of `t`'s account; returns its id.
+pub async fn advertiser(app: &TestApp, t: &Tenant) -> String {
+    let res = app
+        .post(
+            "/api/v2/buyer/advertisers",
+            &t.key,
+            &serde_json::json!({"name": "Acme", "brand": "acme.example", "primaryCurrency": "USD"}),
+        )
+        .await;
+    assert_eq!(res.status, 201, "{}", res.body);
+    res.data()["id"].as_str().unwrap().to_string()
+}
+
 pub fn cli(database_url: &str, args: &[&str]) -> std::process::Output {
     std::process::Command::new(env!("CARGO_BIN_EXE_agentic-api"))
         .args(args)

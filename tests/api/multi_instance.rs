@@ -436,3 +436,121 @@ async fn a_discovery_driven_on_one_instance_streams_every_revision_on_another() 
     assert_eq!(revisions, expected);
     assert_eq!(groups, 4);
 }
+
+#[actix_web::test]
+#[ignore = "needs PostgreSQL (AGENTIC_TEST_DATABASE_URL)"]
+async fn two_instances_deliver_each_webhook_once_and_one_takes_over_from_the_other() {
+    use std::collections::{HashMap, HashSet};
+
+    use agentic_api::outbox::Outbox;
+
+    use crate::receiver::Receiver;
+
+    require_postgres();
+    let quick = |c: &mut agentic_api::Config| {
+        c.outbox.lease = Duration::from_secs(2);
+        c.outbox.sweep = Duration::from_millis(300);
+    };
+    let a = spawn_app_with(quick).await;
+    let b = spawn_on(&a.database_url, quick).await;
+    let t = a.tenant().await;
+    let adv = advertiser(&a, &t).await;
+    let rx = Receiver::start().await;
+    const SUBS: usize = 6;
+    for i in 0..SUBS {
+        let res = a
+            .post(
+                "/api/v2/buyer/webhook-subscriptions",
+                &t.key,
+                &json!({"url": rx.url(&format!("/s{i}")), "secret": "a-secret-of-16-chars", "eventTypes": ["discovery.revision"]}),
+            )
+            .await;
+        assert_eq!(res.status, 201, "{}", res.body);
+    }
+    // Events committed on both instances (no storefronts: one each).
+    const EVENTS: usize = 20;
+    for i in 0..EVENTS {
+        one_event(if i % 2 == 0 { &a } else { &b }, &t, &adv).await;
+    }
+    let drain = |app: &TestApp| {
+        let outbox = app.state.get::<Outbox>().unwrap().clone();
+        async move {
+            outbox
+                .drain("webhook", Duration::from_secs(60))
+                .await
+                .unwrap()
+        }
+    };
+    drain(&a).await;
+    drain(&b).await;
+    rx.wait_for(SUBS * EVENTS).await;
+
+    // Each subscription is worked by one instance only.
+    let on_a: HashSet<String> = a
+        .state
+        .get::<Outbox>()
+        .unwrap()
+        .local_lanes("webhook")
+        .into_iter()
+        .collect();
+    let on_b: HashSet<String> = b
+        .state
+        .get::<Outbox>()
+        .unwrap()
+        .local_lanes("webhook")
+        .into_iter()
+        .collect();
+    assert!(on_a.is_disjoint(&on_b), "{on_a:?} / {on_b:?}");
+    assert_eq!(on_a.len() + on_b.len(), SUBS);
+
+    let once = |hits: &[crate::receiver::Hit]| {
+        let mut seen: HashMap<(String, String), usize> = HashMap::new();
+        let mut ids = HashSet::new();
+        for h in hits {
+            assert!(
+                ids.insert(h.delivery_id.clone().unwrap()),
+                "a delivery went out twice"
+            );
+            let d = h.json()["discoveryId"].as_str().unwrap().to_string();
+            *seen.entry((h.path.clone(), d)).or_default() += 1;
+        }
+        assert!(
+            seen.values().all(|&n| n == 1),
+            "an event reached a subscription twice"
+        );
+        seen.len()
+    };
+    assert_eq!(once(&rx.hits()), SUBS * EVENTS);
+
+    // The instance working lanes stops; the other takes them over.
+    let (gone, stays) = if on_a.is_empty() { (&b, &a) } else { (&a, &b) };
+    gone.state.shutdown.cancel();
+    gone.handle.stop(true).await;
+    for _ in 0..5 {
+        one_event(stays, &t, &adv).await;
+    }
+    drain(stays).await;
+    rx.wait_for(SUBS * (EVENTS + 5)).await;
+    assert_eq!(once(&rx.hits()), SUBS * (EVENTS + 5));
+    assert_eq!(
+        stays
+            .state
+            .get::<Outbox>()
+            .unwrap()
+            .local_lanes("webhook")
+            .len(),
+        SUBS
+    );
+}
+
+/// A discovery with no storefronts: one complete revision, one event.
+async fn one_event(app: &TestApp, t: &Tenant, adv: &str) {
+    let res = app
+        .post(
+            "/api/v2/buyer/discovery/discover-products",
+            &t.key,
+            &json!({"advertiserId": adv, "waitSeconds": 5}),
+        )
+        .await;
+    assert_eq!(res.status, 200, "{}", res.body);
+}
