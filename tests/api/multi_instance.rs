@@ -486,20 +486,11 @@ async fn two_instances_deliver_each_webhook_once_and_one_takes_over_from_the_oth
     rx.wait_for(SUBS * EVENTS).await;
 
     // Each subscription is worked by one instance only.
-    let on_a: HashSet<String> = a
-        .state
-        .get::<Outbox>()
-        .unwrap()
-        .local_lanes("webhook")
-        .into_iter()
-        .collect();
-    let on_b: HashSet<String> = b
-        .state
-        .get::<Outbox>()
-        .unwrap()
-        .local_lanes("webhook")
-        .into_iter()
-        .collect();
+    let lanes = |app: &TestApp| -> HashSet<String> {
+        let outbox = app.state.get::<Outbox>().unwrap();
+        outbox.local_lanes("webhook").into_iter().collect()
+    };
+    let (on_a, on_b) = (lanes(&a), lanes(&b));
     assert!(on_a.is_disjoint(&on_b), "{on_a:?} / {on_b:?}");
     assert_eq!(on_a.len() + on_b.len(), SUBS);
 
@@ -532,15 +523,7 @@ async fn two_instances_deliver_each_webhook_once_and_one_takes_over_from_the_oth
     drain(stays).await;
     rx.wait_for(SUBS * (EVENTS + 5)).await;
     assert_eq!(once(&rx.hits()), SUBS * (EVENTS + 5));
-    assert_eq!(
-        stays
-            .state
-            .get::<Outbox>()
-            .unwrap()
-            .local_lanes("webhook")
-            .len(),
-        SUBS
-    );
+    assert_eq!(lanes(stays).len(), SUBS);
 }
 
 /// A discovery with no storefronts: one complete revision, one event.
