@@ -79,6 +79,7 @@ impl Application {
         let table = web::Data::new(RouteTable::from_openapi(&doc));
         let doc = web::Data::new(OpenApiJson(serde_json::to_vec(&doc)?));
         let data = web::Data::new(state.clone());
+        let mcp_buyer = web::Data::new(crate::mcp::BuyerEndpoint::new(&state));
         let metrics_on = state.config.metrics && crate::metrics::install().is_some();
 
         state.bus.start_listener(state.shutdown.clone());
@@ -103,6 +104,7 @@ impl Application {
         let server = HttpServer::new(move || {
             App::new()
                 .app_data(data.clone())
+                .app_data(mcp_buyer.clone())
                 .app_data(doc.clone())
                 .app_data(table.clone())
                 .app_data(BodyLimit(DEFAULT_BODY_LIMIT))
@@ -133,6 +135,7 @@ impl Application {
                 .map(|app| {
                     // Not in the OpenAPI document: an operator endpoint, not the API.
                     app.configure(|cfg| {
+                        crate::mcp::configure(cfg);
                         if metrics_on {
                             cfg.route("/metrics", web::get().to(crate::metrics::scrape));
                         }

@@ -14,6 +14,7 @@ pub mod discovery;
 pub mod error;
 pub mod health;
 pub mod http;
+pub mod mcp;
 pub mod metrics;
 pub mod net;
 pub mod openapi;

@@ -23,7 +23,7 @@ use crate::auth::CallerInfo;
 use crate::buyer::advertisers::model::{self, Issues};
 use crate::error::ApiError;
 use crate::http::{Envelope, ErrorEnvelope};
-use crate::ops::{Access, Ctx, Input, Json, Nothing, Operation, Params, Query, Verb};
+use crate::ops::{Access, Ctx, Input, Json, Nothing, Operation, Params, Query, Verb, progress};
 
 /// The longest wait without `waitMode: long`, and with it.
 const SHORT_WAIT_MAX: u64 = 30;
@@ -421,7 +421,27 @@ impl Operation for DiscoverProducts {
             None => start(ctx, caller, sessions, &body, &ask).await?,
         };
         if !ask.wait.is_zero() {
-            sessions.wait(&session, ask.wait).await;
+            if progress::wanted() {
+                // One report per storefront as it settles: progress =
+                // storefronts settled, total = storefronts queried.
+                let total = service::agents(&ctx.db, &session.id).await?.len();
+                let mut reported = 0;
+                sessions
+                    .wait_reporting(&session, ask.wait, |pending| {
+                        let settled = total.saturating_sub(pending);
+                        while reported < settled {
+                            reported += 1;
+                            progress::report(
+                                reported as f64,
+                                Some(total as f64),
+                                Some(format!("{reported} of {total} storefronts answered")),
+                            );
+                        }
+                    })
+                    .await;
+            } else {
+                sessions.wait(&session, ask.wait).await;
+            }
         }
         Ok(Discovered::Live(
             snapshot(ctx, &session, Window::default()).await?,

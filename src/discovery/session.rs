@@ -154,6 +154,39 @@ impl Sessions {
         matches!(tokio::time::timeout(wait, rx).await, Ok(Ok(())))
     }
 
+    /// [`Sessions::wait`], calling `settled(pending)` each time a revision
+    /// leaves fewer storefronts pending (for progress reports).
+    pub async fn wait_reporting(
+        &self,
+        session: &discovery_session::Model,
+        wait: Duration,
+        mut settled: impl FnMut(usize),
+    ) -> bool {
+        if session.results_complete {
+            return true;
+        }
+        let actor = self.actor(session);
+        let (Ok(done), Ok(mut pending)) = (actor.send(Wait).await, actor.send(WatchPending).await)
+        else {
+            return false;
+        };
+        let deadline = tokio::time::sleep(wait);
+        tokio::pin!(done, deadline);
+        loop {
+            tokio::select! {
+                _ = &mut done => {
+                    settled(0);
+                    return true;
+                }
+                changed = pending.changed() => match changed {
+                    Ok(()) => settled(*pending.borrow_and_update()),
+                    Err(_) => return false,
+                },
+                _ = &mut deadline => return false,
+            }
+        }
+    }
+
     /// Subscribes the caller to the session's revisions.
     pub async fn join(
         &self,
@@ -206,6 +239,7 @@ impl Sessions {
                 complete: s.results_complete,
                 round: s.round,
                 waiters: Vec::new(),
+                pending: tokio::sync::watch::Sender::new(usize::MAX),
                 queue: VecDeque::new(),
                 committing: false,
                 loading: false,
@@ -392,6 +426,8 @@ pub struct Session {
     complete: bool,
     round: i64,
     waiters: Vec<oneshot::Sender<()>>,
+    /// Storefronts still pending at the last revision broadcast here.
+    pending: tokio::sync::watch::Sender<usize>,
     /// Settlements waiting for the commit in flight.
     queue: VecDeque<(i64, AgentRef, Outcome)>,
     committing: bool,
@@ -452,6 +488,10 @@ struct Leave {
 #[derive(Message)]
 #[rtype(result = "oneshot::Receiver<()>")]
 struct Wait;
+
+#[derive(Message)]
+#[rtype(result = "tokio::sync::watch::Receiver<usize>")]
+struct WatchPending;
 
 #[derive(Message)]
 #[rtype(result = "()")]
@@ -538,6 +578,14 @@ impl Handler<Wait> for Session {
             self.waiters.push(tx);
         }
         MessageResult(rx)
+    }
+}
+
+impl Handler<WatchPending> for Session {
+    type Result = MessageResult<WatchPending>;
+
+    fn handle(&mut self, _: WatchPending, _: &mut Context<Self>) -> MessageResult<WatchPending> {
+        MessageResult(self.pending.subscribe())
     }
 }
 
@@ -734,6 +782,7 @@ impl Session {
         }
         self.revision = self.revision.max(p.revision);
         self.want = self.want.max(p.revision);
+        self.pending.send_replace(p.pending.len());
         for (seq, frame) in frames(&self.id, p) {
             self.subs.broadcast(&Item::new(Some(seq), frame));
         }

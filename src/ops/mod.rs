@@ -13,6 +13,7 @@ pub mod context;
 pub mod dispatch;
 pub mod input;
 pub mod page;
+pub mod progress;
 
 use std::future::Future;
 use std::pin::Pin;

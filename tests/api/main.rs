@@ -15,6 +15,7 @@ mod conversations;
 mod demo;
 mod discovery;
 mod logs;
+mod mcp;
 mod metrics;
 mod multi_instance;
 mod openapi;

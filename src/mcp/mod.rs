@@ -1,0 +1,157 @@
+//! Agent access over MCP (Streamable HTTP only): `/mcp/buyer` serves every
+//! registered operation as a tool ([`tools`]). rmcp's Streamable HTTP
+//! server does the protocol (sessions with `Mcp-Session-Id`, JSON or SSE
+//! answers, `DELETE` to end a session, `Host`/`Origin` checks against DNS
+//! rebinding); this module authenticates the bearer credential first (a 401
+//! names the protected-resource metadata) and adapts actix's request and
+//! response to the `http` 1.x types rmcp speaks.
+
+pub mod tools;
+
+use std::sync::Arc;
+
+use actix_web::{HttpRequest, HttpResponse, web};
+use futures_util::StreamExt;
+use http_body_util::BodyExt;
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
+
+use crate::error::ApiError;
+use crate::http::auth::bearer_token;
+use crate::state::AppState;
+
+/// Largest MCP request body.
+const MAX_BODY: usize = 1024 * 1024;
+
+type Service = StreamableHttpService<tools::BuyerTools, LocalSessionManager>;
+
+/// The `/mcp/buyer` server, built once per app.
+#[derive(Clone)]
+pub struct BuyerEndpoint(Arc<Service>);
+
+impl BuyerEndpoint {
+    pub fn new(state: &AppState) -> Self {
+        let ctx = state.ctx.clone();
+        let config = StreamableHttpServerConfig::default()
+            .with_allowed_hosts(allowed_hosts(state))
+            .with_allowed_origins(allowed_origins(state))
+            .enforce_origin_validation()
+            .with_cancellation_token(state.shutdown.child_token());
+        let service = StreamableHttpService::new(
+            move || Ok(tools::BuyerTools::new(ctx.clone())),
+            Arc::new(LocalSessionManager::default()),
+            config,
+        );
+        BuyerEndpoint(Arc::new(service))
+    }
+}
+
+/// The names this server answers to: the public URL's host and the
+/// loopback names (a DNS-rebinding page has neither as its `Host`).
+fn allowed_hosts(state: &AppState) -> Vec<String> {
+    let mut hosts = vec![
+        "localhost".to_string(),
+        "127.0.0.1".into(),
+        "[::1]".into(),
+        "::1".into(),
+    ];
+    for url in [state.public_url.as_ref(), &state.listen_url()] {
+        if let Ok(u) = url::Url::parse(url)
+            && let Some(h) = u.host_str()
+        {
+            hosts.push(h.to_string());
+        }
+    }
+    hosts.sort();
+    hosts.dedup();
+    hosts
+}
+
+/// Browser origins allowed to call: the public URL's and the configured
+/// CORS origins. Requests without `Origin` (agents, not browsers) pass.
+fn allowed_origins(state: &AppState) -> Vec<String> {
+    let mut origins: Vec<String> = state.config.cors_origins.as_slice().to_vec();
+    if let Ok(u) = url::Url::parse(&state.public_url) {
+        origins.push(u.origin().ascii_serialization());
+    }
+    origins
+}
+
+/// Routes (not part of the REST OpenAPI document).
+pub fn configure(cfg: &mut web::ServiceConfig) {
+    cfg.service(
+        web::resource("/mcp/buyer")
+            .route(web::post().to(buyer))
+            .route(web::get().to(buyer))
+            .route(web::delete().to(buyer)),
+    );
+}
+
+async fn buyer(
+    req: HttpRequest,
+    body: web::Bytes,
+    state: web::Data<AppState>,
+    endpoint: web::Data<BuyerEndpoint>,
+) -> Result<HttpResponse, ApiError> {
+    let caller = match bearer_token(&req) {
+        Ok(token) => state.auth.authenticate(&token).await?,
+        Err(_) => None,
+    };
+    let Some(caller) = caller else {
+        return Ok(unauthorized(
+            &state,
+            req.headers().contains_key("authorization"),
+        ));
+    };
+    if body.len() > MAX_BODY {
+        return Err(ApiError::invalid(
+            "",
+            format!("MCP request body over {MAX_BODY} bytes"),
+        ));
+    }
+    let mut builder = http::Request::builder()
+        .method(req.method().as_str())
+        .uri(req.uri().to_string());
+    for (name, value) in req.headers() {
+        builder = builder.header(name.as_str(), value.as_bytes());
+    }
+    let mut request = builder
+        .body(http_body_util::Full::new(body))
+        .map_err(ApiError::internal)?;
+    request.extensions_mut().insert(caller);
+    request
+        .extensions_mut()
+        .insert(actix_rt::Arbiter::current());
+    let response = endpoint.0.handle(request).await;
+    let (parts, body) = response.into_parts();
+    let mut out = HttpResponse::build(
+        actix_web::http::StatusCode::from_u16(parts.status.as_u16())
+            .unwrap_or(actix_web::http::StatusCode::INTERNAL_SERVER_ERROR),
+    );
+    for (name, value) in parts.headers.iter() {
+        out.append_header((name.as_str(), value.as_bytes()));
+    }
+    // SSE answers stream; JSON answers are one frame.
+    let stream = body
+        .into_data_stream()
+        .map(|chunk| chunk.map_err(|never| match never {}));
+    Ok(out.streaming(stream))
+}
+
+/// 401 with the RFC 9728 pointer agents follow to find how to sign in.
+fn unauthorized(state: &AppState, presented: bool) -> HttpResponse {
+    let mut challenge = format!(
+        "Bearer resource_metadata=\"{}/.well-known/oauth-protected-resource/mcp/buyer\"",
+        state.public_url
+    );
+    if presented {
+        challenge.push_str(", error=\"invalid_token\"");
+    }
+    let err = ApiError::Unauthorized("a bearer API key or access token is required".into());
+    let mut res = actix_web::ResponseError::error_response(&err);
+    if let Ok(v) = actix_web::http::header::HeaderValue::from_str(&challenge) {
+        res.headers_mut()
+            .insert(actix_web::http::header::WWW_AUTHENTICATE, v);
+    }
+    res
+}

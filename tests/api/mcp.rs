@@ -1,0 +1,390 @@
+//! `/mcp/buyer` over Streamable HTTP with raw JSON-RPC: the handshake and
+//! session, tools derived from the operation registry, results and errors
+//! as tool results, permissions and tenancy as REST's, progress reports of
+//! a waiting discovery, the 401 challenge and the DNS-rebinding checks.
+//! (The reference SDK's client drives it too, from `.ci/run`.)
+
+use std::collections::HashSet;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use crate::fake_seller::{Behaviour, seller};
+use crate::helpers::*;
+
+const MCP: &str = "/mcp/buyer";
+
+struct Session {
+    id: String,
+    key: String,
+    next: i64,
+}
+
+/// Every JSON-RPC message of an answer (JSON, or the data of SSE events).
+fn messages(content_type: &str, raw: &[u8]) -> Vec<Value> {
+    let text = String::from_utf8_lossy(raw);
+    if content_type.starts_with("application/json") {
+        return vec![serde_json::from_str(&text).unwrap()];
+    }
+    text.lines()
+        .filter_map(|l| l.strip_prefix("data:"))
+        .map(str::trim)
+        .filter(|d| !d.is_empty())
+        .map(|d| serde_json::from_str(d).unwrap())
+        .collect()
+}
+
+async fn post(
+    app: &TestApp,
+    key: &str,
+    session: Option<&str>,
+    body: &Value,
+) -> (u16, awc::http::header::HeaderMap, Vec<Value>) {
+    let mut req = app
+        .client
+        .post(app.url(MCP))
+        .insert_header(("Authorization", format!("Bearer {key}")))
+        .insert_header(("Accept", "application/json, text/event-stream"))
+        .insert_header(("MCP-Protocol-Version", "2025-06-18"));
+    if let Some(s) = session {
+        req = req.insert_header(("Mcp-Session-Id", s));
+    }
+    let mut res = req.send_json(body).await.unwrap();
+    let raw = res.body().limit(16 * 1024 * 1024).await.unwrap();
+    let ct = res
+        .headers()
+        .get("content-type")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("")
+        .to_string();
+    (
+        res.status().as_u16(),
+        res.headers().clone(),
+        messages(&ct, &raw),
+    )
+}
+
+async fn open(app: &TestApp, key: &str) -> Session {
+    let (status, headers, msgs) = post(
+        app,
+        key,
+        None,
+        &json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "agentic-tests", "version": "1"}}}),
+    )
+    .await;
+    assert_eq!(status, 200, "{msgs:?}");
+    let init = msgs.iter().find(|m| m["id"] == 1).unwrap();
+    assert!(
+        init["result"]["capabilities"]["tools"].is_object(),
+        "{init}"
+    );
+    assert_eq!(init["result"]["serverInfo"]["name"], "agentic-api-buyer");
+    let id = headers
+        .get("mcp-session-id")
+        .unwrap()
+        .to_str()
+        .unwrap()
+        .to_string();
+    let (status, _, _) = post(
+        app,
+        key,
+        Some(&id),
+        &json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+    )
+    .await;
+    assert_eq!(status, 202);
+    Session {
+        id,
+        key: key.to_string(),
+        next: 2,
+    }
+}
+
+impl Session {
+    /// A request's messages (notifications first, the response last).
+    async fn request(&mut self, app: &TestApp, method: &str, params: Value) -> Vec<Value> {
+        let id = self.next;
+        self.next += 1;
+        let (status, _, msgs) = post(
+            app,
+            &self.key,
+            Some(&self.id),
+            &json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}),
+        )
+        .await;
+        assert_eq!(status, 200, "{msgs:?}");
+        assert_eq!(msgs.last().unwrap()["id"], id, "{msgs:?}");
+        msgs
+    }
+
+    async fn call(&mut self, app: &TestApp, tool: &str, args: Value) -> Value {
+        let msgs = self
+            .request(app, "tools/call", json!({"name": tool, "arguments": args}))
+            .await;
+        msgs.last().unwrap()["result"].clone()
+    }
+}
+
+#[actix_web::test]
+async fn every_operation_is_a_tool_with_the_registry_schema_and_rest_results() {
+    let app = spawn_app().await;
+    let t = app.tenant().await;
+    let mut s = open(&app, &t.key).await;
+
+    let msgs = s.request(&app, "ping", json!({})).await;
+    assert!(msgs.last().unwrap()["result"].is_object());
+
+    let msgs = s.request(&app, "tools/list", json!({})).await;
+    let tools = msgs.last().unwrap()["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .clone();
+    let names: HashSet<&str> = tools.iter().map(|t| t["name"].as_str().unwrap()).collect();
+    let registry: HashSet<&str> = agentic_api::ops::registry().map(|d| d.name).collect();
+    assert_eq!(names, registry, "one tool per operation, no other");
+    let create = tools
+        .iter()
+        .find(|t| t["name"] == "create_advertiser")
+        .unwrap();
+    let def = agentic_api::ops::find("create_advertiser").unwrap();
+    assert_eq!(create["inputSchema"], (def.input_schema)());
+    assert_eq!(create["description"], def.description);
+
+    // A write: the same data REST returns, and a short text.
+    let result = s
+        .call(
+            &app,
+            "create_advertiser",
+            json!({"body": {"name": "Acme", "brand": "acme.example", "primaryCurrency": "USD"}}),
+        )
+        .await;
+    assert_ne!(result["isError"], true, "{result}");
+    let adv = result["structuredContent"]["data"].clone();
+    assert!(adv["id"].as_str().is_some(), "{result}");
+    assert_eq!(result["content"][0]["type"], "text");
+    let rest = app
+        .get(
+            &format!("/api/v2/buyer/advertisers/{}", adv["id"].as_str().unwrap()),
+            &t.key,
+        )
+        .await;
+    assert_eq!(rest.data(), &adv, "the tool's data is REST's");
+
+    // A list carries its pagination.
+    let result = s
+        .call(&app, "list_advertisers", json!({"params": {"take": 1}}))
+        .await;
+    assert_eq!(
+        result["structuredContent"]["meta"]["pagination"]["total"], 1,
+        "{result}"
+    );
+
+    // Errors are tool results, AdCP-style, never transport failures.
+    let result = s
+        .call(&app, "create_advertiser", json!({"body": {"name": ""}}))
+        .await;
+    assert_eq!(result["isError"], true, "{result}");
+    let e = &result["structuredContent"];
+    assert_eq!(e["code"], "VALIDATION_ERROR", "{result}");
+    assert_eq!(e["recovery"], "correctable");
+    assert!(
+        e["message"].is_string() && e["field"].is_string(),
+        "{result}"
+    );
+    // A well-formed id nobody has.
+    let id = adv["id"].as_str().unwrap();
+    let unknown = format!(
+        "{}{}",
+        &id[..id.len() - 1],
+        if id.ends_with('0') { '1' } else { '0' }
+    );
+    let result = s
+        .call(
+            &app,
+            "get_advertiser",
+            json!({"pathParams": {"advertiserId": unknown}}),
+        )
+        .await;
+    assert_eq!(result["isError"], true);
+    assert_eq!(result["structuredContent"]["code"], "NOT_FOUND");
+    assert_eq!(result["structuredContent"]["recovery"], "terminal");
+    let result = s
+        .call(&app, "list_advertisers", json!({"surprise": 1}))
+        .await;
+    assert_eq!(result["isError"], true, "{result}");
+    assert_eq!(result["structuredContent"]["code"], "VALIDATION_ERROR");
+}
+
+#[actix_web::test]
+async fn tools_keep_the_callers_permissions_and_tenancy() {
+    let app = spawn_app().await;
+    let owner = app.tenant().await;
+    let reader = app.user_in(&owner.account_id, "member", &[]).await;
+    let stranger = app.tenant().await;
+    let adv = advertiser(&app, &owner).await;
+
+    let mut s = open(&app, &reader.key).await;
+    let denied = s
+        .call(
+            &app,
+            "create_advertiser",
+            json!({"body": {"name": "X", "brand": "x.example", "primaryCurrency": "USD"}}),
+        )
+        .await;
+    // Whatever a key may not do over REST, it may not do as a tool.
+    let rest = app
+        .post(
+            "/api/v2/buyer/advertisers",
+            &reader.key,
+            &json!({"name": "X", "brand": "x.example", "primaryCurrency": "USD"}),
+        )
+        .await;
+    if rest.status == 201 {
+        assert_ne!(denied["isError"], true, "{denied}");
+    } else {
+        assert_eq!(denied["isError"], true, "{denied}");
+        assert_eq!(denied["structuredContent"]["code"], rest.code());
+    }
+
+    let mut other = open(&app, &stranger.key).await;
+    let hidden = other
+        .call(
+            &app,
+            "get_advertiser",
+            json!({"pathParams": {"advertiserId": adv}}),
+        )
+        .await;
+    assert_eq!(hidden["isError"], true);
+    assert_eq!(hidden["structuredContent"]["code"], "NOT_FOUND");
+    let list = other.call(&app, "list_advertisers", json!({})).await;
+    assert_eq!(list["structuredContent"]["data"], json!([]));
+}
+
+#[actix_web::test]
+async fn a_waiting_discovery_reports_progress_once_per_seller() {
+    let app = spawn_app().await;
+    let t = app.tenant().await;
+    let adv = advertiser(&app, &t).await;
+    let mut sellers = Vec::new();
+    for (i, ms) in [0u64, 200, 400].into_iter().enumerate() {
+        let b = Behaviour {
+            delay: Duration::from_millis(ms),
+            ..Behaviour::default()
+        };
+        sellers.push(seller(&app, &format!("Seller {i}"), b).await);
+    }
+    let mut s = open(&app, &t.key).await;
+    let msgs = s
+        .request(
+            &app,
+            "tools/call",
+            json!({"name": "discover_products",
+                   "arguments": {"body": {"advertiserId": adv, "waitSeconds": 10}},
+                   "_meta": {"progressToken": "disc-1"}}),
+        )
+        .await;
+    let progress: Vec<(f64, f64)> = msgs
+        .iter()
+        .filter(|m| m["method"] == "notifications/progress")
+        .map(|m| {
+            assert_eq!(m["params"]["progressToken"], "disc-1");
+            (
+                m["params"]["progress"].as_f64().unwrap(),
+                m["params"]["total"].as_f64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        progress,
+        vec![(1.0, 3.0), (2.0, 3.0), (3.0, 3.0)],
+        "{msgs:?}"
+    );
+    let result = &msgs.last().unwrap()["result"];
+    assert_eq!(
+        result["structuredContent"]["data"]["resultsComplete"], true,
+        "{result}"
+    );
+
+    // Without a token: the same answer, no notifications.
+    let msgs = s
+        .request(
+            &app,
+            "tools/call",
+            json!({"name": "discover_products",
+                   "arguments": {"body": {"advertiserId": adv, "waitSeconds": 10}}}),
+        )
+        .await;
+    assert_eq!(msgs.len(), 1, "{msgs:?}");
+}
+
+#[actix_web::test]
+async fn the_endpoint_challenges_strangers_and_refuses_rebinding() {
+    let app = spawn_app().await;
+    let t = app.tenant().await;
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "x", "version": "1"}}});
+    for key in [None, Some("not-a-key")] {
+        let mut req = app
+            .client
+            .post(app.url(MCP))
+            .insert_header(("Accept", "application/json, text/event-stream"));
+        if let Some(k) = key {
+            req = req.insert_header(("Authorization", format!("Bearer {k}")));
+        }
+        let res = req.send_json(&init).await.unwrap();
+        assert_eq!(res.status(), 401);
+        let challenge = res
+            .headers()
+            .get("www-authenticate")
+            .unwrap()
+            .to_str()
+            .unwrap()
+            .to_string();
+        assert!(
+            challenge.starts_with("Bearer resource_metadata=\"")
+                && challenge.contains("/.well-known/oauth-protected-resource/mcp/buyer\""),
+            "{challenge}"
+        );
+        assert_eq!(challenge.contains("invalid_token"), key.is_some());
+    }
+
+    // A page on another name (DNS rebinding) or another origin is refused.
+    for (header, value) in [("Host", "evil.example"), ("Origin", "https://evil.example")] {
+        let res = app
+            .client
+            .post(app.url(MCP))
+            .insert_header(("Authorization", format!("Bearer {}", t.key)))
+            .insert_header(("Accept", "application/json, text/event-stream"))
+            .insert_header((header, value))
+            .send_json(&init)
+            .await
+            .unwrap();
+        assert_eq!(res.status(), 403, "{header}: {value}");
+    }
+
+    // A session ends with DELETE; its id is unknown afterwards.
+    let s = open(&app, &t.key).await;
+    let res = app
+        .client
+        .delete(app.url(MCP))
+        .insert_header(("Authorization", format!("Bearer {}", t.key)))
+        .insert_header(("Mcp-Session-Id", s.id.clone()))
+        .send()
+        .await
+        .unwrap();
+    assert!(res.status().is_success(), "{}", res.status());
+    let (status, _, _) = post(
+        &app,
+        &t.key,
+        Some(&s.id),
+        &json!({"jsonrpc": "2.0", "id": 9, "method": "ping"}),
+    )
+    .await;
+    assert_eq!(status, 404);
+    // Unknown paths under /mcp are plain 404s.
+    let res = app.get("/mcp/storefront", &t.key).await;
+    assert_eq!(res.status, 404);
+}
