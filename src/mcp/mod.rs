@@ -109,6 +109,7 @@ async fn buyer(
             format!("MCP request body over {MAX_BODY} bytes"),
         ));
     }
+    let method_is_delete = req.method() == actix_web::http::Method::DELETE;
     let mut builder = http::Request::builder()
         .method(req.method().as_str())
         .uri(req.uri().to_string());
@@ -124,8 +125,14 @@ async fn buyer(
         .insert(actix_rt::Arbiter::current());
     let response = endpoint.0.handle(request).await;
     let (parts, body) = response.into_parts();
+    let mut status = parts.status.as_u16();
+    // A session ended by DELETE is gone, not pending: 204 (the reference
+    // clients take 202 for a failed termination).
+    if method_is_delete && status == 202 {
+        status = 204;
+    }
     let mut out = HttpResponse::build(
-        actix_web::http::StatusCode::from_u16(parts.status.as_u16())
+        actix_web::http::StatusCode::from_u16(status)
             .unwrap_or(actix_web::http::StatusCode::INTERNAL_SERVER_ERROR),
     );
     for (name, value) in parts.headers.iter() {
