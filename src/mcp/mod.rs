@@ -67,12 +67,18 @@ fn allowed_hosts(state: &AppState) -> Vec<String> {
     hosts
 }
 
-/// Browser origins allowed to call: the public URL's and the configured
-/// CORS origins. Requests without `Origin` (agents, not browsers) pass.
+/// Browser origins allowed to call: the public URL's, the configured CORS
+/// origins and loopback pages. Requests without `Origin` (agents, not
+/// browsers) pass.
 fn allowed_origins(state: &AppState) -> Vec<String> {
     let mut origins: Vec<String> = state.config.cors_origins.as_slice().to_vec();
     if let Ok(u) = url::Url::parse(&state.public_url) {
         origins.push(u.origin().ascii_serialization());
+    }
+    // Pages on this machine (a rebinding page's origin is its own public
+    // name, never a loopback one); they still need a bearer credential.
+    for host in ["localhost", "127.0.0.1", "[::1]"] {
+        origins.push(format!("http://{host}:*"));
     }
     origins
 }
