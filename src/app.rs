@@ -79,7 +79,7 @@ impl Application {
         let table = web::Data::new(RouteTable::from_openapi(&doc));
         let doc = web::Data::new(OpenApiJson(serde_json::to_vec(&doc)?));
         let data = web::Data::new(state.clone());
-        let mcp_buyer = web::Data::new(crate::mcp::BuyerEndpoint::new(&state));
+        let mcp = web::Data::new(crate::mcp::Endpoints::new(&state));
         let metrics_on = state.config.metrics && crate::metrics::install().is_some();
 
         state.bus.start_listener(state.shutdown.clone());
@@ -104,7 +104,7 @@ impl Application {
         let server = HttpServer::new(move || {
             App::new()
                 .app_data(data.clone())
-                .app_data(mcp_buyer.clone())
+                .app_data(mcp.clone())
                 .app_data(doc.clone())
                 .app_data(table.clone())
                 .app_data(BodyLimit(DEFAULT_BODY_LIMIT))

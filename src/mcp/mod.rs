@@ -1,5 +1,6 @@
 //! Agent access over MCP (Streamable HTTP only): `/mcp/buyer` serves every
-//! registered operation as a tool ([`tools`]). rmcp's Streamable HTTP
+//! registered operation as a tool ([`tools`]); `/mcp/v3` the typed tools
+//! ([`v3`]). rmcp's Streamable HTTP
 //! server does the protocol (sessions with `Mcp-Session-Id`, JSON or SSE
 //! answers, `DELETE` to end a session, `Host`/`Origin` checks against DNS
 //! rebinding); this module authenticates the bearer credential first (a 401
@@ -7,6 +8,7 @@
 //! response to the `http` 1.x types rmcp speaks.
 
 pub mod tools;
+pub mod v3;
 
 use std::sync::Arc;
 
@@ -23,27 +25,51 @@ use crate::state::AppState;
 /// Largest MCP request body.
 const MAX_BODY: usize = 1024 * 1024;
 
-type Service = StreamableHttpService<tools::BuyerTools, LocalSessionManager>;
+/// One MCP server (`/mcp/buyer`, `/mcp/v3`), built once per app.
+pub struct Endpoint<S> {
+    service: StreamableHttpService<S, LocalSessionManager>,
+    /// Its path, for the protected-resource metadata it names on a 401.
+    path: &'static str,
+}
 
-/// The `/mcp/buyer` server, built once per app.
+/// The servers of this app.
 #[derive(Clone)]
-pub struct BuyerEndpoint(Arc<Service>);
+pub struct Endpoints {
+    buyer: Arc<Endpoint<tools::BuyerTools>>,
+    v3: Arc<Endpoint<v3::V3Tools>>,
+}
 
-impl BuyerEndpoint {
+impl Endpoints {
     pub fn new(state: &AppState) -> Self {
         let ctx = state.ctx.clone();
-        let config = StreamableHttpServerConfig::default()
-            .with_allowed_hosts(allowed_hosts(state))
-            .with_allowed_origins(allowed_origins(state))
-            .enforce_origin_validation()
-            .with_cancellation_token(state.shutdown.child_token());
-        let service = StreamableHttpService::new(
-            move || Ok(tools::BuyerTools::new(ctx.clone())),
-            Arc::new(LocalSessionManager::default()),
-            config,
-        );
-        BuyerEndpoint(Arc::new(service))
+        let buyer = endpoint(state, "/mcp/buyer", move || {
+            tools::BuyerTools::new(ctx.clone())
+        });
+        let ctx = state.ctx.clone();
+        let v3 = endpoint(state, "/mcp/v3", move || v3::V3Tools::new(ctx.clone()));
+        Endpoints {
+            buyer: Arc::new(buyer),
+            v3: Arc::new(v3),
+        }
     }
+}
+
+fn endpoint<S: rmcp::ServerHandler + Send + 'static>(
+    state: &AppState,
+    path: &'static str,
+    make: impl Fn() -> S + Send + Sync + 'static,
+) -> Endpoint<S> {
+    let config = StreamableHttpServerConfig::default()
+        .with_allowed_hosts(allowed_hosts(state))
+        .with_allowed_origins(allowed_origins(state))
+        .enforce_origin_validation()
+        .with_cancellation_token(state.shutdown.child_token());
+    let service = StreamableHttpService::new(
+        move || Ok(make()),
+        Arc::new(LocalSessionManager::default()),
+        config,
+    );
+    Endpoint { service, path }
 }
 
 /// The names this server answers to: the public URL's host and the
@@ -90,6 +116,12 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
             .route(web::post().to(buyer))
             .route(web::get().to(buyer))
             .route(web::delete().to(buyer)),
+    )
+    .service(
+        web::resource("/mcp/v3")
+            .route(web::post().to(typed))
+            .route(web::get().to(typed))
+            .route(web::delete().to(typed)),
     );
 }
 
@@ -97,17 +129,33 @@ async fn buyer(
     req: HttpRequest,
     body: web::Bytes,
     state: web::Data<AppState>,
-    endpoint: web::Data<BuyerEndpoint>,
+    endpoints: web::Data<Endpoints>,
+) -> Result<HttpResponse, ApiError> {
+    serve(req, body, &state, &endpoints.buyer).await
+}
+
+async fn typed(
+    req: HttpRequest,
+    body: web::Bytes,
+    state: web::Data<AppState>,
+    endpoints: web::Data<Endpoints>,
+) -> Result<HttpResponse, ApiError> {
+    serve(req, body, &state, &endpoints.v3).await
+}
+
+async fn serve<S: rmcp::ServerHandler + Send + 'static>(
+    req: HttpRequest,
+    body: web::Bytes,
+    state: &AppState,
+    endpoint: &Endpoint<S>,
 ) -> Result<HttpResponse, ApiError> {
     let caller = match bearer_token(&req) {
         Ok(token) => state.auth.authenticate(&token).await?,
         Err(_) => None,
     };
     let Some(caller) = caller else {
-        return Ok(unauthorized(
-            &state,
-            req.headers().contains_key("authorization"),
-        ));
+        let presented = req.headers().contains_key("authorization");
+        return Ok(unauthorized(state, endpoint.path, presented));
     };
     if body.len() > MAX_BODY {
         return Err(ApiError::invalid(
@@ -129,7 +177,7 @@ async fn buyer(
     request
         .extensions_mut()
         .insert(actix_rt::Arbiter::current());
-    let response = endpoint.0.handle(request).await;
+    let response = endpoint.service.handle(request).await;
     let (parts, body) = response.into_parts();
     let mut status = parts.status.as_u16();
     // A session ended by DELETE is gone, not pending: 204 (the reference
@@ -152,9 +200,9 @@ async fn buyer(
 }
 
 /// 401 with the RFC 9728 pointer agents follow to find how to sign in.
-fn unauthorized(state: &AppState, presented: bool) -> HttpResponse {
+fn unauthorized(state: &AppState, path: &str, presented: bool) -> HttpResponse {
     let mut challenge = format!(
-        "Bearer resource_metadata=\"{}/.well-known/oauth-protected-resource/mcp/buyer\"",
+        "Bearer resource_metadata=\"{}/.well-known/oauth-protected-resource{path}\"",
         state.public_url
     );
     if presented {

@@ -77,7 +77,7 @@ pub fn error_result(err: &ApiError) -> CallToolResult {
 
 /// A successful call: the REST response's `data` (and `meta`) as
 /// `structuredContent`, and a one-line summary as text.
-fn success_result(name: &str, data: Value, meta: Option<Value>) -> CallToolResult {
+pub(crate) fn success_result(name: &str, data: Value, meta: Option<Value>) -> CallToolResult {
     let summary = match (&data, &meta) {
         (Value::Array(items), Some(m)) => format!(
             "{name}: {} item(s) of {}",
@@ -96,6 +96,59 @@ fn success_result(name: &str, data: Value, meta: Option<Value>) -> CallToolResul
     result
 }
 
+/// Runs an operation call for a tool: on the actix worker that took the HTTP
+/// request (operations start actors; rmcp runs handlers as plain tokio
+/// tasks), with progress reports forwarded as `notifications/progress` when
+/// the call carries a progress token.
+pub async fn run(
+    ctx: &Ctx,
+    context: &RequestContext<RoleServer>,
+    caller: Arc<CallerInfo>,
+    call: OperationCall,
+) -> Result<ops::OperationOutput, ApiError> {
+    let Some(arbiter) = arbiter_of(context) else {
+        return Err(ApiError::internal("no worker for the call"));
+    };
+    let ctx = ctx.clone();
+    let (done, result) = tokio::sync::oneshot::channel();
+    match context.meta.get_progress_token() {
+        Some(token) => {
+            // Reports go out in order, all before the result.
+            let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<ProgressNotificationParam>();
+            let peer = context.peer.clone();
+            let forward = tokio::spawn(async move {
+                while let Some(p) = rx.recv().await {
+                    let _ = peer.notify_progress(p).await;
+                }
+            });
+            let sink: ops::progress::Sink = Arc::new(move |progress, total, message| {
+                let mut p = ProgressNotificationParam::new(token.clone(), progress);
+                p.total = total;
+                p.message = message;
+                let _ = tx.send(p);
+            });
+            arbiter.spawn(async move {
+                let out = ops::progress::scope(sink, ops::dispatch(&ctx, caller, call)).await;
+                let _ = done.send(out);
+            });
+            let out = result.await;
+            let _ = forward.await;
+            out
+        }
+        None => {
+            arbiter.spawn(async move {
+                let _ = done.send(ops::dispatch(&ctx, caller, call).await);
+            });
+            result.await
+        }
+    }
+    .unwrap_or_else(|_| {
+        Err(ApiError::ServiceUnavailable(
+            "the server is stopping".into(),
+        ))
+    })
+}
+
 fn arbiter_of(context: &RequestContext<RoleServer>) -> Option<actix_rt::ArbiterHandle> {
     context
         .extensions
@@ -104,7 +157,7 @@ fn arbiter_of(context: &RequestContext<RoleServer>) -> Option<actix_rt::ArbiterH
         .cloned()
 }
 
-fn caller_of(context: &RequestContext<RoleServer>) -> Option<Arc<CallerInfo>> {
+pub(crate) fn caller_of(context: &RequestContext<RoleServer>) -> Option<Arc<CallerInfo>> {
     context
         .extensions
         .get::<http::request::Parts>()
@@ -171,50 +224,7 @@ impl ServerHandler for BuyerTools {
             ))
             .into());
         }
-        // Operations start actors, so they run on the actix worker that
-        // took the HTTP request (rmcp runs handlers as plain tokio tasks).
-        let Some(arbiter) = arbiter_of(&context) else {
-            return Ok(error_result(&ApiError::internal("no worker for the call")).into());
-        };
-        let ctx = self.ctx.clone();
-        let (done, result) = tokio::sync::oneshot::channel();
-        let out = match context.meta.get_progress_token() {
-            Some(token) => {
-                // Reports go out in order, all before the result.
-                let (tx, mut rx) =
-                    tokio::sync::mpsc::unbounded_channel::<ProgressNotificationParam>();
-                let peer = context.peer.clone();
-                let forward = tokio::spawn(async move {
-                    while let Some(p) = rx.recv().await {
-                        let _ = peer.notify_progress(p).await;
-                    }
-                });
-                let sink: ops::progress::Sink = Arc::new(move |progress, total, message| {
-                    let mut p = ProgressNotificationParam::new(token.clone(), progress);
-                    p.total = total;
-                    p.message = message;
-                    let _ = tx.send(p);
-                });
-                arbiter.spawn(async move {
-                    let out = ops::progress::scope(sink, ops::dispatch(&ctx, caller, call)).await;
-                    let _ = done.send(out);
-                });
-                let out = result.await;
-                let _ = forward.await;
-                out
-            }
-            None => {
-                arbiter.spawn(async move {
-                    let _ = done.send(ops::dispatch(&ctx, caller, call).await);
-                });
-                result.await
-            }
-        }
-        .unwrap_or_else(|_| {
-            Err(ApiError::ServiceUnavailable(
-                "the server is stopping".into(),
-            ))
-        });
+        let out = run(&self.ctx, &context, caller, call).await;
         Ok(match out {
             Ok(out) => success_result(&name, out.data, out.meta),
             Err(err) => error_result(&err),

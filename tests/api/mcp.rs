@@ -15,6 +15,7 @@ use crate::helpers::*;
 const MCP: &str = "/mcp/buyer";
 
 struct Session {
+    path: &'static str,
     id: String,
     key: String,
     next: i64,
@@ -36,13 +37,14 @@ fn messages(content_type: &str, raw: &[u8]) -> Vec<Value> {
 
 async fn post(
     app: &TestApp,
+    path: &str,
     key: &str,
     session: Option<&str>,
     body: &Value,
 ) -> (u16, awc::http::header::HeaderMap, Vec<Value>) {
     let mut req = app
         .client
-        .post(app.url(MCP))
+        .post(app.url(path))
         .insert_header(("Authorization", format!("Bearer {key}")))
         .insert_header(("Accept", "application/json, text/event-stream"))
         .insert_header(("MCP-Protocol-Version", "2025-06-18"));
@@ -65,8 +67,13 @@ async fn post(
 }
 
 async fn open(app: &TestApp, key: &str) -> Session {
+    open_at(app, MCP, key).await
+}
+
+async fn open_at(app: &TestApp, path: &'static str, key: &str) -> Session {
     let (status, headers, msgs) = post(
         app,
+        path,
         key,
         None,
         &json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
@@ -80,7 +87,12 @@ async fn open(app: &TestApp, key: &str) -> Session {
         init["result"]["capabilities"]["tools"].is_object(),
         "{init}"
     );
-    assert_eq!(init["result"]["serverInfo"]["name"], "agentic-api-buyer");
+    assert!(
+        init["result"]["serverInfo"]["name"]
+            .as_str()
+            .unwrap()
+            .starts_with("agentic-api")
+    );
     let id = headers
         .get("mcp-session-id")
         .unwrap()
@@ -89,6 +101,7 @@ async fn open(app: &TestApp, key: &str) -> Session {
         .to_string();
     let (status, _, _) = post(
         app,
+        path,
         key,
         Some(&id),
         &json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
@@ -96,6 +109,7 @@ async fn open(app: &TestApp, key: &str) -> Session {
     .await;
     assert_eq!(status, 202);
     Session {
+        path,
         id,
         key: key.to_string(),
         next: 2,
@@ -109,6 +123,7 @@ impl Session {
         self.next += 1;
         let (status, _, msgs) = post(
             app,
+            self.path,
             &self.key,
             Some(&self.id),
             &json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}),
@@ -378,6 +393,7 @@ async fn the_endpoint_challenges_strangers_and_refuses_rebinding() {
     assert!(res.status().is_success(), "{}", res.status());
     let (status, _, _) = post(
         &app,
+        MCP,
         &t.key,
         Some(&s.id),
         &json!({"jsonrpc": "2.0", "id": 9, "method": "ping"}),
@@ -387,4 +403,115 @@ async fn the_endpoint_challenges_strangers_and_refuses_rebinding() {
     // Unknown paths under /mcp are plain 404s.
     let res = app.get("/mcp/storefront", &t.key).await;
     assert_eq!(res.status, 404);
+}
+
+#[actix_web::test]
+async fn the_v3_typed_tools_adapt_the_same_operations() {
+    let app = spawn_app().await;
+    let t = app.tenant().await;
+    let reader = app.user_in(&t.account_id, "member", &[]).await;
+    let mut s = open_at(&app, "/mcp/v3", &t.key).await;
+    let msgs = s.request(&app, "tools/list", json!({})).await;
+    let names: Vec<String> = msgs.last().unwrap()["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(names, ["get_status", "search", "get", "save_advertiser"]);
+
+    let created = s
+        .call(
+            &app,
+            "save_advertiser",
+            json!({"name": "Acme", "brand": "acme.example", "primaryCurrency": "USD"}),
+        )
+        .await;
+    assert_ne!(created["isError"], true, "{created}");
+    let id = created["structuredContent"]["data"]["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let renamed = s
+        .call(
+            &app,
+            "save_advertiser",
+            json!({"advertiserId": id, "name": "Acme Europe"}),
+        )
+        .await;
+    assert_eq!(
+        renamed["structuredContent"]["data"]["name"], "Acme Europe",
+        "{renamed}"
+    );
+    let got = s
+        .call(&app, "get", json!({"type": "advertiser", "id": id}))
+        .await;
+    let rest = app
+        .get(&format!("/api/v2/buyer/advertisers/{id}"), &t.key)
+        .await;
+    assert_eq!(&got["structuredContent"]["data"], rest.data());
+    let found = s
+        .call(&app, "search", json!({"type": "advertiser", "take": 5}))
+        .await;
+    assert_eq!(
+        found["structuredContent"]["meta"]["pagination"]["total"], 1,
+        "{found}"
+    );
+    let status = s.call(&app, "get_status", json!({})).await;
+    let d = &status["structuredContent"]["data"];
+    assert_eq!(d["account"]["id"], t.account_id.as_str());
+    assert_eq!(d["counts"]["advertisers"], 1, "{status}");
+
+    // The operations' own errors and permissions.
+    let bad = s.call(&app, "save_advertiser", json!({"name": ""})).await;
+    assert_eq!(bad["isError"], true);
+    assert_eq!(bad["structuredContent"]["code"], "VALIDATION_ERROR");
+    let bad = s.call(&app, "search", json!({"type": "planets"})).await;
+    assert_eq!(bad["structuredContent"]["field"], "type", "{bad}");
+    let mut r = open_at(&app, "/mcp/v3", &reader.key).await;
+    // A member updates as over REST (PUT), and a stranger cannot see it.
+    let tool = r
+        .call(
+            &app,
+            "save_advertiser",
+            json!({"advertiserId": id, "name": "X"}),
+        )
+        .await;
+    let rest = app
+        .put(
+            &format!("/api/v2/buyer/advertisers/{id}"),
+            &reader.key,
+            &json!({"name": "Y"}),
+        )
+        .await;
+    assert_eq!(
+        tool["isError"] == true,
+        rest.status.as_u16() >= 400,
+        "{tool} / {}",
+        rest.body
+    );
+    let stranger = app.tenant().await;
+    let mut other = open_at(&app, "/mcp/v3", &stranger.key).await;
+    let hidden = other
+        .call(&app, "get", json!({"type": "advertiser", "id": id}))
+        .await;
+    assert_eq!(hidden["structuredContent"]["code"], "NOT_FOUND", "{hidden}");
+    // A 401 names v3's own resource metadata.
+    let res = app
+        .client
+        .post(app.url("/mcp/v3"))
+        .send_json(&json!({}))
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 401);
+    let challenge = res
+        .headers()
+        .get("www-authenticate")
+        .unwrap()
+        .to_str()
+        .unwrap();
+    assert!(
+        challenge.contains("/.well-known/oauth-protected-resource/mcp/v3\""),
+        "{challenge}"
+    );
 }

@@ -1,0 +1,312 @@
+//! `/mcp/v3`: the typed agent tools of the spec's v3 surface, for the
+//! domains that exist now. Each is a thin adapter that builds an operation
+//! call and runs it through the same dispatcher as REST and `/mcp/buyer`,
+//! so permissions, tenancy, validation and errors are the operations' own.
+//!
+//! - `get_status`: who is calling and what the account has (counts).
+//! - `search`: a page of one kind of record (`advertiser`, `storefront`,
+//!   `webhook_subscription`, `conversation`, `audit_log`).
+//! - `get`: one record by id (`advertiser`, or a `discovery` snapshot).
+//! - `save_advertiser`: creates an advertiser, or updates the one named by
+//!   `advertiserId` with the fields given.
+
+use std::sync::Arc;
+
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, Implementation, ListToolsResult,
+    PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
+};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData, RoleServer, ServerHandler};
+use serde_json::{Map, Value, json};
+
+use super::tools::{caller_of, error_result, run, success_result};
+use crate::auth::CallerInfo;
+use crate::error::ApiError;
+use crate::ops::{self, Ctx, OperationCall};
+
+/// `search` kinds and the list operation behind each.
+const SEARCHES: &[(&str, &str)] = &[
+    ("advertiser", "list_advertisers"),
+    ("storefront", "list_storefronts"),
+    ("webhook_subscription", "list_webhook_subscriptions"),
+    ("conversation", "list_conversations"),
+    ("audit_log", "list_audit_logs"),
+];
+
+/// `get` kinds: the operation and the path parameter the id fills.
+const GETS: &[(&str, &str, &str)] = &[
+    ("advertiser", "get_advertiser", "advertiserId"),
+    ("discovery", "browse_discovery", "discoveryId"),
+];
+
+#[derive(Clone)]
+pub struct V3Tools {
+    ctx: Ctx,
+}
+
+impl V3Tools {
+    pub fn new(ctx: Ctx) -> Self {
+        V3Tools { ctx }
+    }
+}
+
+fn schema(v: Value) -> Arc<Map<String, Value>> {
+    match v {
+        Value::Object(m) => Arc::new(m),
+        _ => Arc::new(Map::new()),
+    }
+}
+
+/// The v3 tools with their input schemas.
+pub fn tools() -> Vec<Tool> {
+    let kinds = |list: Vec<&str>| json!({"type": "string", "enum": list});
+    // save_advertiser takes create_advertiser's body, plus the id to update.
+    let mut body = ops::find("create_advertiser")
+        .map(|d| (d.input_schema)()["properties"]["body"].clone())
+        .unwrap_or_else(|| json!({"type": "object"}));
+    if let Some(props) = body.get_mut("properties").and_then(Value::as_object_mut) {
+        props.insert(
+            "advertiserId".into(),
+            json!({"type": "string", "description": "update this advertiser instead of creating one"}),
+        );
+    }
+    if let Some(o) = body.as_object_mut() {
+        o.remove("required");
+    }
+    vec![
+        Tool::new(
+            "get_status",
+            "Who is calling (account, user, permissions) and what the account has.",
+            schema(json!({"type": "object", "properties": {}, "additionalProperties": false})),
+        ),
+        Tool::new(
+            "search",
+            "A page of one kind of record, newest first.",
+            schema(json!({
+                "type": "object",
+                "properties": {
+                    "type": kinds(SEARCHES.iter().map(|s| s.0).collect()),
+                    "take": {"type": "integer", "minimum": 1, "maximum": 100},
+                    "skip": {"type": "integer", "minimum": 0},
+                },
+                "required": ["type"],
+                "additionalProperties": false,
+            })),
+        ),
+        Tool::new(
+            "get",
+            "One record by id: an advertiser, or a discovery session's snapshot.",
+            schema(json!({
+                "type": "object",
+                "properties": {
+                    "type": kinds(GETS.iter().map(|g| g.0).collect()),
+                    "id": {"type": "string", "minLength": 1},
+                },
+                "required": ["type", "id"],
+                "additionalProperties": false,
+            })),
+        ),
+        Tool::new(
+            "save_advertiser",
+            "Create an advertiser, or update the one named by advertiserId with the fields given.",
+            schema(body),
+        ),
+    ]
+}
+
+fn call(
+    operation: &str,
+    path: Value,
+    params: Value,
+    body: Value,
+) -> Result<OperationCall, ApiError> {
+    serde_json::from_value(json!({
+        "operation": operation, "pathParams": path, "params": params, "body": body,
+    }))
+    .map_err(|e| ApiError::invalid("arguments", e.to_string()))
+}
+
+fn string_arg<'a>(args: &'a Map<String, Value>, name: &str) -> Result<&'a str, ApiError> {
+    args.get(name)
+        .and_then(Value::as_str)
+        .ok_or_else(|| ApiError::invalid(name, "required string"))
+}
+
+fn only(args: &Map<String, Value>, allowed: &[&str]) -> Result<(), ApiError> {
+    match args.keys().find(|k| !allowed.contains(&k.as_str())) {
+        Some(extra) => Err(ApiError::invalid(extra, "unknown argument")),
+        None => Ok(()),
+    }
+}
+
+impl V3Tools {
+    async fn dispatch(
+        &self,
+        context: &RequestContext<RoleServer>,
+        caller: &Arc<CallerInfo>,
+        call: OperationCall,
+    ) -> Result<ops::OperationOutput, ApiError> {
+        run(&self.ctx, context, caller.clone(), call).await
+    }
+
+    async fn total(
+        &self,
+        context: &RequestContext<RoleServer>,
+        caller: &Arc<CallerInfo>,
+        operation: &str,
+    ) -> Result<Value, ApiError> {
+        let out = self
+            .dispatch(
+                context,
+                caller,
+                call(operation, json!({}), json!({"take": 1}), Value::Null)?,
+            )
+            .await?;
+        Ok(out
+            .meta
+            .map(|m| m["pagination"]["total"].clone())
+            .unwrap_or(Value::Null))
+    }
+
+    async fn handle(
+        &self,
+        name: &str,
+        args: Map<String, Value>,
+        context: &RequestContext<RoleServer>,
+        caller: &Arc<CallerInfo>,
+    ) -> Result<ops::OperationOutput, ApiError> {
+        match name {
+            "get_status" => {
+                only(&args, &[])?;
+                let data = json!({
+                    "account": {"id": caller.account.id, "name": caller.account.name},
+                    "user": {"id": caller.user.id, "email": caller.user.email, "role": caller.user.role},
+                    "permissions": caller.permissions,
+                    "counts": {
+                        "advertisers": self.total(context, caller, "list_advertisers").await?,
+                        "storefronts": self.total(context, caller, "list_storefronts").await?,
+                        "webhookSubscriptions": self.total(context, caller, "list_webhook_subscriptions").await?,
+                    },
+                });
+                Ok(ops::OperationOutput { data, meta: None })
+            }
+            "search" => {
+                only(&args, &["type", "take", "skip"])?;
+                let kind = string_arg(&args, "type")?;
+                let Some((_, op)) = SEARCHES.iter().find(|s| s.0 == kind) else {
+                    return Err(ApiError::invalid(
+                        "type",
+                        format!(
+                            "one of {:?}",
+                            SEARCHES.iter().map(|s| s.0).collect::<Vec<_>>()
+                        ),
+                    ));
+                };
+                let mut params = Map::new();
+                for k in ["take", "skip"] {
+                    if let Some(v) = args.get(k) {
+                        params.insert(k.into(), v.clone());
+                    }
+                }
+                self.dispatch(
+                    context,
+                    caller,
+                    call(op, json!({}), Value::Object(params), Value::Null)?,
+                )
+                .await
+            }
+            "get" => {
+                only(&args, &["type", "id"])?;
+                let kind = string_arg(&args, "type")?;
+                let id = string_arg(&args, "id")?;
+                let Some((_, op, param)) = GETS.iter().find(|g| g.0 == kind) else {
+                    return Err(ApiError::invalid(
+                        "type",
+                        format!("one of {:?}", GETS.iter().map(|g| g.0).collect::<Vec<_>>()),
+                    ));
+                };
+                self.dispatch(
+                    context,
+                    caller,
+                    call(op, json!({ *param: id }), json!({}), Value::Null)?,
+                )
+                .await
+            }
+            "save_advertiser" => {
+                let mut body = args;
+                match body.remove("advertiserId") {
+                    Some(Value::String(id)) => {
+                        self.dispatch(
+                            context,
+                            caller,
+                            call(
+                                "update_advertiser",
+                                json!({"advertiserId": id}),
+                                json!({}),
+                                Value::Object(body),
+                            )?,
+                        )
+                        .await
+                    }
+                    Some(_) => Err(ApiError::invalid("advertiserId", "must be a string")),
+                    None => {
+                        self.dispatch(
+                            context,
+                            caller,
+                            call(
+                                "create_advertiser",
+                                json!({}),
+                                json!({}),
+                                Value::Object(body),
+                            )?,
+                        )
+                        .await
+                    }
+                }
+            }
+            _ => Err(ApiError::invalid("name", "unknown tool")),
+        }
+    }
+}
+
+impl ServerHandler for V3Tools {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(Implementation::new("agentic-api-v3", env!("CARGO_PKG_VERSION")))
+            .with_instructions(
+                "Typed buyer tools: get_status, search, get, save_advertiser. More arrive with their domains.",
+            )
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        Ok(ListToolsResult::with_all_items(tools()))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let name = request.name.to_string();
+        if !tools().iter().any(|t| t.name == name) {
+            return Err(ErrorData::invalid_params(
+                format!("unknown tool {name:?}"),
+                None,
+            ));
+        }
+        let Some(caller) = caller_of(&context) else {
+            return Ok(error_result(&ApiError::Unauthorized("no caller".into())).into());
+        };
+        let args = request.arguments.unwrap_or_default();
+        Ok(match self.handle(&name, args, &context, &caller).await {
+            Ok(out) => success_result(&name, out.data, out.meta),
+            Err(err) => error_result(&err),
+        }
+        .into())
+    }
+}
