@@ -15,6 +15,9 @@ pub struct Model {
     pub permissions: String,
     pub created_at: DateTimeUtc,
     pub revoked_at: Option<DateTimeUtc>,
+    /// `key` (an API key) or `oauth` (the credential of an OAuth grant:
+    /// no secret, never usable as a key; see `oauth_grant`).
+    pub kind: String,
 }
 
 #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]

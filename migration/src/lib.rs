@@ -11,6 +11,7 @@ mod m20261124_120000_storefront_credentials;
 mod m20261124_130000_discovery;
 mod m20261125_120000_webhook_subscriptions;
 mod m20261126_090000_outbox;
+mod m20261127_090000_oauth;
 
 /// A foreign key that deletes the row with its parent.
 pub(crate) fn cascade(
@@ -41,6 +42,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261124_130000_discovery::Migration),
             Box::new(m20261125_120000_webhook_subscriptions::Migration),
             Box::new(m20261126_090000_outbox::Migration),
+            Box::new(m20261127_090000_oauth::Migration),
         ]
     }
 }

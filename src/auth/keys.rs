@@ -19,7 +19,12 @@ pub struct NewKey {
     pub hash: String,
 }
 
-fn random_base62(n: usize) -> String {
+/// `api_keys.kind` of an API key.
+pub const KIND_API_KEY: &str = "key";
+/// `api_keys.kind` of an OAuth grant's credential row (no usable secret).
+pub const KIND_OAUTH_GRANT: &str = "oauth";
+
+pub fn random_base62(n: usize) -> String {
     let mut rng = rand::rng();
     (0..n)
         .map(|_| ALPHABET[rng.random_range(0..ALPHABET.len())] as char)

@@ -149,7 +149,9 @@ pub async fn list_api_keys(
     caller: Caller,
     page: Page<20, 100>,
 ) -> ApiResult<HttpResponse> {
-    let query = api_key::Entity::find().filter(api_key::Column::UserId.eq(caller.user.id));
+    let query = api_key::Entity::find()
+        .filter(api_key::Column::UserId.eq(caller.user.id))
+        .filter(api_key::Column::Kind.eq(super::keys::KIND_API_KEY));
     let total = query.clone().count(&state.db).await?;
     let rows = query
         .order_by_desc(api_key::Column::Id)
@@ -190,6 +192,7 @@ pub async fn revoke_api_key(
         .map_err(|_| ApiError::invalid("keyId", "must be an integer"))?;
     let row = api_key::Entity::find_by_id(id)
         .filter(api_key::Column::UserId.eq(caller.user.id))
+        .filter(api_key::Column::Kind.eq(super::keys::KIND_API_KEY))
         .one(&state.db)
         .await?
         .ok_or_else(|| ApiError::not_found("API key"))?;

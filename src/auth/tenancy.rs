@@ -161,6 +161,7 @@ pub async fn create_api_key(
             .join(" ")),
         created_at: Set(Utc::now()),
         revoked_at: Set(None),
+        kind: Set(keys::KIND_API_KEY.into()),
         ..Default::default()
     }
     .insert(db)
@@ -191,6 +192,7 @@ pub async fn revoke_api_key(
     let prefix = keys::prefix_of(key_or_prefix).unwrap_or(key_or_prefix);
     let Some(key) = api_key::Entity::find()
         .filter(api_key::Column::Prefix.eq(prefix))
+        .filter(api_key::Column::Kind.eq(keys::KIND_API_KEY))
         .filter(api_key::Column::RevokedAt.is_null())
         .one(db)
         .await?
