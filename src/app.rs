@@ -139,6 +139,8 @@ impl Application {
                         if metrics_on {
                             cfg.route("/metrics", web::get().to(crate::metrics::scrape));
                         }
+                        // Not in the OpenAPI document either: the OAuth RFCs specify them.
+                        auth::oauth::configure(cfg);
                     })
                 })
                 .default_service(web::to(fallback::not_found))

@@ -136,6 +136,10 @@ pub struct Config {
     /// Lifetime of stream tokens; not part of the operator contract (tests shorten it).
     #[arg(skip = DEFAULT_STREAM_TOKEN_TTL)]
     pub stream_token_ttl: std::time::Duration,
+    /// Lifetimes of OAuth codes, tokens and authorizations in progress;
+    /// not part of the operator contract (tests shorten them).
+    #[arg(skip)]
+    pub oauth: crate::auth::oauth::OAuthTuning,
     /// Multiplies the built-in demo sellers' answer delays; not part of the
     /// operator contract (tests set 0).
     #[arg(skip = 1.0)]
@@ -280,6 +284,7 @@ impl Config {
             webhook_log_retention_days: None,
             outbox: Default::default(),
             webhook_delivery: Default::default(),
+            oauth: Default::default(),
         }
     }
 

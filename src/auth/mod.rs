@@ -1,9 +1,11 @@
-//! Tenancy and credentials: accounts, users, API keys, and the cached
-//! bearer-token lookup behind the `Caller` extractor.
+//! Tenancy and credentials: accounts, users, API keys, the OAuth
+//! authorization server, and the cached bearer-token lookup behind the
+//! `Caller` extractor.
 
 pub mod caller;
 pub mod events;
 pub mod keys;
+pub mod oauth;
 pub mod routes;
 pub mod service;
 pub mod stream_tokens;

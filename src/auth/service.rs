@@ -1,9 +1,11 @@
 //! Bearer-token authentication with a short-lived cache, so a hot key costs
-//! no database round trip per request.
+//! no database round trip per request. API keys and OAuth access tokens go
+//! through the same lookup and the same cache.
 
 use std::sync::Arc;
 use std::time::Duration;
 
+use chrono::{DateTime, Utc};
 use moka::future::Cache;
 use sea_orm::{ColumnTrait, DatabaseConnection, EntityTrait, QueryFilter};
 
@@ -22,7 +24,24 @@ use super::keys;
 /// another process (the admin CLI), they take effect within this TTL.
 pub const AUTH_CACHE_TTL: Duration = Duration::from_secs(5);
 
-type CallerCache = Cache<String, Option<Arc<CallerInfo>>>;
+/// A resolved credential; `expires_at` for those that expire by themselves
+/// (OAuth access tokens), checked on every hit.
+#[derive(Clone)]
+struct Cached {
+    caller: Arc<CallerInfo>,
+    expires_at: Option<DateTime<Utc>>,
+}
+
+impl Cached {
+    fn of(caller: Option<Arc<CallerInfo>>) -> Option<Cached> {
+        caller.map(|caller| Cached {
+            caller,
+            expires_at: None,
+        })
+    }
+}
+
+type CallerCache = Cache<String, Option<Cached>>;
 
 #[derive(Clone)]
 pub struct AuthService {
@@ -48,9 +67,9 @@ impl BusSink for CacheSink {
         let _ = self.0.invalidate_entries_if(move |_, cached| {
             cached.as_ref().is_some_and(|c| {
                 if by_key {
-                    c.api_key_id == id
+                    c.caller.api_key_id == id
                 } else {
-                    c.user.id == id
+                    c.caller.user.id == id
                 }
             })
         });
@@ -79,21 +98,42 @@ impl AuthService {
         }
     }
 
+    /// The caller behind a bearer credential: an API key or an OAuth access
+    /// token; `None` for anything unknown, revoked or expired.
     pub async fn authenticate(&self, token: &str) -> Result<Option<Arc<CallerInfo>>, ApiError> {
-        let Some(prefix) = keys::prefix_of(token) else {
+        let hash = keys::hash_hex(token);
+        let db = self.db.clone();
+        let cached = if let Some(prefix) = keys::prefix_of(token) {
+            let prefix = prefix.to_string();
+            let hash_for_lookup = hash.clone();
+            self.cache
+                .try_get_with(hash, async move {
+                    Ok(Cached::of(lookup(&db, &prefix, &hash_for_lookup).await?))
+                })
+                .await
+        } else if super::oauth::tokens::is_access_token(token) {
+            let token = token.to_string();
+            self.cache
+                .try_get_with(hash, async move {
+                    let Some((key, expires_at)) =
+                        super::oauth::tokens::find_access(&db, &token).await?
+                    else {
+                        return Ok(None);
+                    };
+                    Ok(resolve(&db, key).await?.map(|caller| Cached {
+                        caller,
+                        expires_at: Some(expires_at),
+                    }))
+                })
+                .await
+        } else {
             return Ok(None);
         };
-        let hash = keys::hash_hex(token);
-        let prefix = prefix.to_string();
-        let db = self.db.clone();
-        let hash_for_lookup = hash.clone();
-        self.cache
-            .try_get_with(
-                hash,
-                async move { lookup(&db, &prefix, &hash_for_lookup).await },
-            )
-            .await
-            .map_err(|e: Arc<ApiError>| ApiError::internal(e))
+        let cached = cached.map_err(|e: Arc<ApiError>| ApiError::internal(e))?;
+        // A cached access token is refused from the moment it expires.
+        Ok(cached
+            .filter(|c| c.expires_at.is_none_or(|at| at > Utc::now()))
+            .map(|c| c.caller))
     }
     /// The caller behind an API key id (for credentials derived from a key,
     /// such as stream tokens): `None` once the key is revoked or its user or
@@ -103,19 +143,21 @@ impl AuthService {
         api_key_id: i64,
     ) -> Result<Option<Arc<CallerInfo>>, ApiError> {
         let db = self.db.clone();
-        self.cache
+        let cached = self
+            .cache
             .try_get_with(format!("key-id:{api_key_id}"), async move {
                 let key = api_key::Entity::find_by_id(api_key_id)
                     .filter(api_key::Column::RevokedAt.is_null())
                     .one(&db)
                     .await?;
                 match key {
-                    Some(key) => resolve(&db, key).await,
+                    Some(key) => Ok(Cached::of(resolve(&db, key).await?)),
                     None => Ok(None),
                 }
             })
             .await
-            .map_err(|e: Arc<ApiError>| ApiError::internal(e))
+            .map_err(|e: Arc<ApiError>| ApiError::internal(e))?;
+        Ok(cached.map(|c| c.caller))
     }
 }
 
@@ -157,6 +199,7 @@ async fn lookup(
 ) -> Result<Option<Arc<CallerInfo>>, ApiError> {
     let Some(key) = api_key::Entity::find()
         .filter(api_key::Column::Prefix.eq(prefix))
+        .filter(api_key::Column::Kind.eq(keys::KIND_API_KEY))
         .filter(api_key::Column::RevokedAt.is_null())
         .one(db)
         .await?
@@ -169,7 +212,8 @@ async fn lookup(
     resolve(db, key).await
 }
 
-/// The caller behind a live key row: its user, account and permissions.
+/// The caller behind a live key row (an API key or an OAuth grant's
+/// credential): its user, account and permissions.
 async fn resolve(
     db: &DatabaseConnection,
     key: api_key::Model,

@@ -130,16 +130,17 @@ pub async fn request_id(
 }
 
 /// Any error response that is not already JSON (the framework's own plain-text
-/// errors) becomes an envelope with a code derived from its status.
+/// errors) becomes an envelope with a code derived from its status. HTML is
+/// left alone: the OAuth pages' errors are pages for a person.
 pub fn envelope_errors<B: MessageBody + 'static>(
     res: ServiceResponse<B>,
 ) -> actix_web::Result<ErrorHandlerResponse<B>> {
-    let is_json = res
+    let keep_as_is = res
         .headers()
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| v.starts_with("application/json"));
-    if is_json {
+        .is_some_and(|v| v.starts_with("application/json") || v.starts_with("text/html"));
+    if keep_as_is {
         return Ok(ErrorHandlerResponse::Response(res.map_into_left_body()));
     }
     let status = res.status();

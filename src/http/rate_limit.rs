@@ -110,6 +110,10 @@ impl RateLimits {
     }
 
     /// Which bucket a path draws from; `None` for health probes and scrapes.
+    /// `/auth/*` includes every OAuth endpoint that takes a secret (the
+    /// login form, the token endpoint) or writes (registration, consent,
+    /// revocation); `GET /authorize` only shows the login page and draws
+    /// from the general bucket, like the metadata documents.
     pub fn bucket_for(&self, path: &str) -> Option<&Bucket> {
         if path == "/healthz" || path == "/readyz" || path == "/metrics" {
             None
