@@ -18,6 +18,7 @@ mod logs;
 mod mcp;
 mod metrics;
 mod multi_instance;
+mod oauth;
 mod openapi;
 mod outbound;
 mod permissions;
