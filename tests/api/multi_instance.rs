@@ -537,3 +537,49 @@ async fn one_event(app: &TestApp, t: &Tenant, adv: &str) {
         .await;
     assert_eq!(res.status, 200, "{}", res.body);
 }
+
+#[actix_web::test]
+#[ignore = "needs PostgreSQL (AGENTIC_TEST_DATABASE_URL)"]
+async fn an_oauth_grant_revoked_on_one_instance_stops_working_on_the_other_at_once() {
+    use crate::oauth;
+    require_postgres();
+    let a = spawn_app().await;
+    let b = spawn_on(&a.database_url, |_| {}).await;
+    let acc = oauth::account(&a, "Acme").await;
+    let pat = oauth::person(&a, &acc, "member").await;
+    let client_id = oauth::client(&a, "Agent").await;
+    // Issued through A; B has it cached and a stream open with it.
+    let tokens = oauth::tokens_for(&a, &client_id, &pat).await;
+    let access = oauth::bearer(&tokens).to_string();
+    assert_eq!(oauth::me(&b, &access).await.status, 200);
+    let as_token = Tenant {
+        key: access.clone(),
+        ..pat.clone()
+    };
+    let uid = a.conversation(&as_token, false).await;
+    let mut on_b = b.room(&as_token, &uid, "", None).await;
+    on_b.expect("ready").await;
+
+    let revoked = oauth::form(
+        &a,
+        "/auth/revoke",
+        &[("token", tokens["refresh_token"].as_str().unwrap())],
+        None,
+    )
+    .await;
+    assert_eq!(revoked.status, 200);
+    // Well within the 5 s cache TTL and the 15 s keep-alive.
+    let err = on_b.expect("error").await;
+    assert_eq!(err.data["code"], json!("UNAUTHORIZED"));
+    let mut refused = false;
+    for _ in 0..20 {
+        if oauth::me(&b, &access).await.status == 401 {
+            refused = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(refused, "B still accepts the revoked access token");
+    // The user's API key, cached on B too, still works.
+    assert_eq!(b.get("/api/v2/me", &pat.key).await.status, 200);
+}

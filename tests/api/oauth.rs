@@ -22,11 +22,11 @@ const PASSWORD: &str = "correct horse battery";
 type Pairs<'a> = Vec<(&'a str, &'a str)>;
 
 /// A raw answer: status, headers, body as text (pages) and JSON (the rest).
-struct Answer {
-    status: u16,
-    headers: HeaderMap,
-    text: String,
-    json: Value,
+pub(crate) struct Answer {
+    pub(crate) status: u16,
+    pub(crate) headers: HeaderMap,
+    pub(crate) text: String,
+    pub(crate) json: Value,
 }
 
 impl Answer {
@@ -124,7 +124,12 @@ async fn get(app: &TestApp, path: &str) -> Answer {
 }
 
 /// A form POST; `cookie` is sent as the `Cookie` header.
-async fn form(app: &TestApp, path: &str, pairs: &[(&str, &str)], cookie: Option<&str>) -> Answer {
+pub(crate) async fn form(
+    app: &TestApp,
+    path: &str,
+    pairs: &[(&str, &str)],
+    cookie: Option<&str>,
+) -> Answer {
     let body = serde_urlencoded::to_string(pairs).unwrap();
     let mut req = http()
         .post(app.url(path))
@@ -147,7 +152,7 @@ async fn register(app: &TestApp, body: Value) -> Answer {
 }
 
 /// A registered client; returns its id.
-async fn client(app: &TestApp, name: &str) -> String {
+pub(crate) async fn client(app: &TestApp, name: &str) -> String {
     let res = register(
         app,
         json!({"client_name": name, "redirect_uris": [REDIRECT]}),
@@ -170,7 +175,7 @@ fn pkce() -> (String, String) {
 }
 
 /// A user who can sign in with `PASSWORD`, with an API key too.
-async fn person(app: &TestApp, account_id: &str, role: &str) -> Tenant {
+pub(crate) async fn person(app: &TestApp, account_id: &str, role: &str) -> Tenant {
     let email = format!("p{}@example.com", uuid::Uuid::new_v4().simple());
     let user_id = tenancy::create_user(
         &app.db,
@@ -195,7 +200,7 @@ async fn person(app: &TestApp, account_id: &str, role: &str) -> Tenant {
     }
 }
 
-async fn account(app: &TestApp, name: &str) -> String {
+pub(crate) async fn account(app: &TestApp, name: &str) -> String {
     tenancy::create_account(&app.db, NewAccount::named(name))
         .await
         .unwrap()
@@ -318,7 +323,7 @@ async fn refresh(app: &TestApp, client_id: &str, token: &str) -> Answer {
 }
 
 /// A whole flow for `who`: the token response.
-async fn tokens_for(app: &TestApp, client_id: &str, who: &Tenant) -> Value {
+pub(crate) async fn tokens_for(app: &TestApp, client_id: &str, who: &Tenant) -> Value {
     let (verifier, challenge) = pkce();
     let code = code_for(app, client_id, &challenge, who).await;
     let res = exchange(app, client_id, &code, &verifier).await;
@@ -326,12 +331,12 @@ async fn tokens_for(app: &TestApp, client_id: &str, who: &Tenant) -> Value {
     res.json
 }
 
-fn bearer(tokens: &Value) -> &str {
+pub(crate) fn bearer(tokens: &Value) -> &str {
     tokens["access_token"].as_str().unwrap()
 }
 
 /// The caller `token` acts as, or the status it was refused with.
-async fn me(app: &TestApp, token: &str) -> Resp {
+pub(crate) async fn me(app: &TestApp, token: &str) -> Resp {
     app.get("/api/v2/me", token).await
 }
 
