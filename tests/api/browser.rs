@@ -757,10 +757,18 @@ struct Browser {
 
 impl Browser {
     async fn launch() -> Browser {
+        Self::launch_with(true).await
+    }
+
+    async fn launch_with(javascript: bool) -> Browser {
         use tokio::io::AsyncBufReadExt;
         let mut child = tokio::process::Command::new(browser_python())
             .arg(DRIVER)
             .env("AGENTIC_CHROMIUM", chromium_path())
+            .env(
+                "AGENTIC_BROWSER_JAVASCRIPT",
+                if javascript { "on" } else { "off" },
+            )
             .stdin(std::process::Stdio::piped())
             .stdout(std::process::Stdio::piped())
             .kill_on_drop(true)
@@ -821,6 +829,31 @@ impl Browser {
         }
     }
 
+    async fn fill(&mut self, selector: &str, value: &str) {
+        let res = self
+            .send(json!({"cmd": "fill", "selector": selector, "value": value}))
+            .await;
+        assert_eq!(res["ok"], json!(true), "fill {selector}: {res}");
+    }
+
+    /// Clicks and waits for the navigation the click starts.
+    async fn click(&mut self, selector: &str) {
+        let res = self
+            .send(json!({"cmd": "click", "selector": selector}))
+            .await;
+        assert_eq!(res["ok"], json!(true), "click {selector}: {res}");
+    }
+
+    /// The current URL and HTML.
+    async fn page(&mut self) -> (String, String) {
+        let res = self.send(json!({"cmd": "page"})).await;
+        assert_eq!(res["ok"], json!(true), "{res}");
+        (
+            res["url"].as_str().unwrap().to_string(),
+            res["html"].as_str().unwrap().to_string(),
+        )
+    }
+
     async fn quit(mut self) {
         self.send(json!({"cmd": "quit"})).await;
         let _ = self.child.wait().await;
@@ -839,16 +872,25 @@ fn messages_seen(src: &str) -> String {
     )
 }
 
-#[actix_web::test]
-async fn a_browser_event_source_streams_cross_origin_and_resumes_by_itself_after_a_restart() {
+/// `false` when the browser tests are skipped knowingly; panics when
+/// something they need is missing otherwise.
+fn browser_available() -> bool {
     if let Some(missing) = browser_missing() {
         if std::env::var("AGENTIC_SKIP_BROWSER_TESTS").as_deref() == Ok("1") {
             eprintln!("SKIPPED (AGENTIC_SKIP_BROWSER_TESTS=1): missing {missing}");
-            return;
+            return false;
         }
         panic!(
             "the browser test needs {missing}. `.ci/run` installs both; set AGENTIC_SKIP_BROWSER_TESTS=1 to skip it knowingly"
         );
+    }
+    true
+}
+
+#[actix_web::test]
+async fn a_browser_event_source_streams_cross_origin_and_resumes_by_itself_after_a_restart() {
+    if !browser_available() {
+        return;
     }
     let (page_origin, page_server) = serve_page().await;
     let a = spawn_app_with(allow(&page_origin)).await;
@@ -1040,4 +1082,140 @@ async fn the_openapi_document_describes_stream_tokens() {
         doc["paths"]["/api/v2/assistant/conversations/{conversationUid}/events"]["get"]["security"],
         json!([{ "bearer": [] }, { "streamToken": [] }])
     );
+}
+
+// ------------------------------------------------ OAuth login in a browser
+
+/// A local redirect receiver, as an agent host runs one: records every
+/// request's path and query, and answers a small page.
+async fn redirect_receiver() -> (
+    String,
+    std::sync::Arc<std::sync::Mutex<Vec<String>>>,
+    actix_web::dev::ServerHandle,
+) {
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::<String>::new()));
+    let log = seen.clone();
+    let server = actix_web::HttpServer::new(move || {
+        let log = log.clone();
+        actix_web::App::new().default_service(actix_web::web::to(
+            move |req: actix_web::HttpRequest| {
+                log.lock().unwrap().push(req.uri().to_string());
+                async {
+                    actix_web::HttpResponse::Ok()
+                        .content_type("text/html; charset=utf-8")
+                        .body(
+                            "<!doctype html><title>Connected</title><p>You can close this tab.</p>",
+                        )
+                }
+            },
+        ))
+    })
+    .workers(1)
+    .bind("127.0.0.1:0")
+    .unwrap();
+    let port = server.addrs()[0].port();
+    let server = server.run();
+    let handle = server.handle();
+    actix_rt::spawn(server);
+    (format!("http://127.0.0.1:{port}/callback"), seen, handle)
+}
+
+#[actix_web::test]
+async fn a_person_signs_in_and_allows_an_agent_in_chromium_without_javascript() {
+    use base64::Engine;
+    use sha2::Digest;
+    if !browser_available() {
+        return;
+    }
+    let app = spawn_app().await;
+    let acc = crate::oauth::account(&app, "Acme").await;
+    let pat = crate::oauth::person(&app, &acc, "member").await;
+    let (redirect_uri, received, receiver) = redirect_receiver().await;
+    let reg = app
+        .request(
+            Method::POST,
+            "/auth/register",
+            None,
+            Some(&json!({"client_name": "Browser Agent", "redirect_uris": [redirect_uri]})),
+        )
+        .await;
+    assert_eq!(reg.status, 201, "{}", reg.body);
+    let client_id = reg.body["client_id"].as_str().unwrap().to_string();
+    let verifier = format!(
+        "{}{}",
+        uuid::Uuid::new_v4().simple(),
+        uuid::Uuid::new_v4().simple()
+    );
+    let challenge = base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .encode(sha2::Sha256::digest(verifier.as_bytes()));
+    let authorize = format!(
+        "{}/authorize?{}",
+        app.address,
+        serde_urlencoded::to_string([
+            ("response_type", "code"),
+            ("client_id", client_id.as_str()),
+            ("redirect_uri", redirect_uri.as_str()),
+            ("state", "browser-state"),
+            ("code_challenge", challenge.as_str()),
+            ("code_challenge_method", "S256"),
+            ("scope", "openid profile email"),
+        ])
+        .unwrap()
+    );
+
+    let mut browser = Browser::launch_with(false).await;
+    browser.goto(&authorize).await;
+    let (_, html) = browser.page().await;
+    assert!(html.contains("Browser Agent"), "{html}");
+    browser.fill("#email", &pat.email).await;
+    browser.fill("#password", "wrong password").await;
+    browser.click("button[type=submit]").await;
+    let (url, html) = browser.page().await;
+    assert!(url.ends_with("/auth/login"), "{url}");
+    assert!(
+        html.contains("The email or password is incorrect."),
+        "{html}"
+    );
+    browser.fill("#password", "correct horse battery").await;
+    browser.click("button[type=submit]").await;
+    let (_, html) = browser.page().await;
+    assert!(html.contains("Allow Browser Agent?"), "{html}");
+    // The consent form redirects to the agent's own origin (CSP form-action allows it).
+    browser.click("button[value=allow]").await;
+    let (url, html) = browser.page().await;
+    assert!(url.starts_with(&redirect_uri), "{url}");
+    assert!(html.contains("You can close this tab."), "{html}");
+    browser.quit().await;
+    receiver.stop(true).await;
+
+    // The receiver's favicon aside, one request: the redirect.
+    let hits: Vec<String> = received
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|p| p.starts_with("/callback"))
+        .cloned()
+        .collect();
+    assert_eq!(hits.len(), 1, "{hits:?}");
+    let landed = url::Url::parse(&format!("http://x{}", hits[0])).unwrap();
+    let q: std::collections::HashMap<String, String> = landed.query_pairs().into_owned().collect();
+    assert_eq!(q["state"], "browser-state");
+    let code = &q["code"];
+    // The code the browser delivered is good for tokens.
+    let tokens = crate::oauth::form(
+        &app,
+        "/auth/token",
+        &[
+            ("grant_type", "authorization_code"),
+            ("code", code),
+            ("redirect_uri", &redirect_uri),
+            ("client_id", &client_id),
+            ("code_verifier", &verifier),
+        ],
+        None,
+    )
+    .await;
+    assert_eq!(tokens.status, 200, "{}", tokens.text);
+    let me = crate::oauth::me(&app, crate::oauth::bearer(&tokens.json)).await;
+    assert_eq!(me.data()["user"]["id"], json!(pat.user_id));
 }

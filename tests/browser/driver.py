@@ -9,7 +9,13 @@ one JSON reply per command on stdout)
                                              -> {"ok": true} or {"ok": false, "error": ...}
   {"cmd": "requests"}                        -> every EventSource request the page
                                                 made: [{"url", "headers"}]
+  {"cmd": "fill", "selector": S, "value": V}  type into a field, as a user would
+  {"cmd": "click", "selector": S}            click, and wait for the navigation it starts
+  {"cmd": "page"}                            -> {"url": ..., "html": ...} (needs no script)
   {"cmd": "quit"}
+
+AGENTIC_BROWSER_JAVASCRIPT=off opens the page with JavaScript disabled (the
+OAuth pages must work so; eval and wait need it on).
 
 Chromium is Debian's (AGENTIC_CHROMIUM, default /usr/lib/chromium/chromium);
 Playwright never downloads a browser here. Host resolution is pinned to
@@ -41,7 +47,9 @@ async def main():
                 "--no-sandbox",
             ],
         )
-        page = await browser.new_page()
+        page = await browser.new_page(
+            java_script_enabled=os.environ.get("AGENTIC_BROWSER_JAVASCRIPT") != "off"
+        )
         requests = []
         pending = []
 
@@ -76,6 +84,15 @@ async def main():
                 elif cmd["cmd"] == "requests":
                     await asyncio.gather(*pending, return_exceptions=True)
                     reply({"ok": True, "value": requests})
+                elif cmd["cmd"] == "fill":
+                    await page.fill(cmd["selector"], cmd["value"])
+                    reply({"ok": True})
+                elif cmd["cmd"] == "click":
+                    async with page.expect_navigation():
+                        await page.click(cmd["selector"])
+                    reply({"ok": True})
+                elif cmd["cmd"] == "page":
+                    reply({"ok": True, "url": page.url, "html": await page.content()})
                 elif cmd["cmd"] == "quit":
                     reply({"ok": True})
                     break
