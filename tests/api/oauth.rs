@@ -237,7 +237,16 @@ struct Login {
 }
 
 async fn login_page(app: &TestApp, client_id: &str, challenge: &str) -> Login {
-    let page = get(app, &authorize_path(client_id, challenge, &[])).await;
+    login_page_with(app, client_id, challenge, &[]).await
+}
+
+async fn login_page_with(
+    app: &TestApp,
+    client_id: &str,
+    challenge: &str,
+    extra: &[(&str, &str)],
+) -> Login {
+    let page = get(app, &authorize_path(client_id, challenge, extra)).await;
     page.assert_page(200, "Sign in");
     let (cookie, _) = page.cookie("agentic_authz_").expect("the browser cookie");
     Login {
@@ -278,7 +287,17 @@ async fn decide(app: &TestApp, login: &Login, decision: &str) -> Answer {
 
 /// Login and consent: the code the browser is sent back with.
 async fn code_for(app: &TestApp, client_id: &str, challenge: &str, who: &Tenant) -> String {
-    let login = login_page(app, client_id, challenge).await;
+    code_for_with(app, client_id, challenge, who, &[]).await
+}
+
+async fn code_for_with(
+    app: &TestApp,
+    client_id: &str,
+    challenge: &str,
+    who: &Tenant,
+    extra: &[(&str, &str)],
+) -> String {
+    let login = login_page_with(app, client_id, challenge, extra).await;
     sign_in(app, &login, &who.email, PASSWORD)
         .await
         .assert_page(200, "Allow");
@@ -698,6 +717,33 @@ async fn other_authorization_errors_go_back_to_the_client_with_state_and_iss() {
         assert_eq!(q["iss"], app.address);
         assert!(!q.contains_key("code"));
     }
+    // A state too long to keep is not echoed.
+    let long = "s".repeat(2049);
+    let res = get(
+        &app,
+        &authorize_path(&client_id, &challenge, &[("state", &long)]),
+    )
+    .await;
+    assert_eq!(res.status, 302);
+    let q: std::collections::HashMap<String, String> =
+        res.location().query_pairs().into_owned().collect();
+    assert_eq!(q["error"], "invalid_request");
+    assert!(!q.contains_key("state"));
+    // A repeated parameter, once the redirect URI is known good.
+    let res = get(
+        &app,
+        &format!(
+            "{}&scope=email",
+            authorize_path(&client_id, &challenge, &[])
+        ),
+    )
+    .await;
+    assert_eq!(res.status, 302);
+    let q: std::collections::HashMap<String, String> =
+        res.location().query_pairs().into_owned().collect();
+    assert_eq!(q["error"], "invalid_request");
+    assert!(q["error_description"].contains("scope"), "{q:?}");
+    assert_eq!(q["state"], "st-42 &<>");
     // No scope at all means all three; a subset is kept as asked.
     let page = get(
         &app,
@@ -935,6 +981,16 @@ async fn token_endpoint_errors_are_rfc_6749_json_without_caching() {
     form(&app, "/auth/token", &[("grant_type", &big)], None)
         .await
         .assert_oauth_error(400, "invalid_request");
+    // Revocation reads forms the same way.
+    let res = answer(
+        http()
+            .post(app.url("/auth/revoke"))
+            .send_json(&json!({"token": rt}))
+            .await
+            .unwrap(),
+    )
+    .await;
+    res.assert_oauth_error(400, "invalid_request");
     // None of that spent the refresh token; a narrower scope is granted as asked.
     let res = form(
         &app,
@@ -1028,6 +1084,11 @@ async fn registration_validates_redirect_uris_and_metadata_per_rfc_7591() {
         .await;
         res.assert_oauth_error(400, "invalid_client_metadata");
     }
+    let huge =
+        json!({"redirect_uris": ["https://a.example/cb"], "client_name": "n".repeat(70_000)});
+    register(&app, huge)
+        .await
+        .assert_oauth_error(400, "invalid_client_metadata");
     // Nothing was stored by any of them.
     assert_eq!(
         entity::oauth_client::Entity::find()
@@ -1229,6 +1290,15 @@ async fn forms_without_their_csrf_token_or_browser_cookie_are_refused() {
     )
     .await;
     res.assert_page(400, "application/x-www-form-urlencoded");
+    let big = "x".repeat(20_000);
+    form(
+        &app,
+        "/auth/login",
+        &[("request", req), ("csrf", csrf), ("email", &big)],
+        Some(cookie),
+    )
+    .await
+    .assert_page(400, "exceeds");
     // After all that, the genuine form still completes.
     assert_eq!(decide(&app, &login, "allow").await.status, 303);
 }
@@ -1449,4 +1519,64 @@ async fn every_auth_endpoint_draws_from_the_auth_bucket_and_the_41st_request_is_
     let res = get(&app, "/.well-known/oauth-authorization-server").await;
     assert_eq!(res.status, 200);
     assert_eq!(res.header("ratelimit-limit"), Some("1000"));
+}
+
+#[actix_web::test]
+async fn a_grant_keeps_the_scope_and_resource_it_was_given() {
+    let app = spawn_app().await;
+    let acc = account(&app, "Acme").await;
+    let pat = person(&app, &acc, "member").await;
+    let client_id = client(&app, "Agent").await;
+    let mcp = format!("{}/mcp/buyer", app.address);
+    let (verifier, challenge) = pkce();
+    let extra = [("scope", "email"), ("resource", mcp.as_str())];
+    let code = code_for_with(&app, &client_id, &challenge, &pat, &extra).await;
+    let exchange_with = |resource: String| {
+        let (app, client_id, code, verifier) = (&app, &client_id, &code, &verifier);
+        async move {
+            form(
+                app,
+                "/auth/token",
+                &[
+                    ("grant_type", "authorization_code"),
+                    ("code", code),
+                    ("redirect_uri", REDIRECT),
+                    ("client_id", client_id),
+                    ("code_verifier", verifier),
+                    ("resource", &resource),
+                ],
+                None,
+            )
+            .await
+        }
+    };
+    // Another resource of this server than the one authorized.
+    exchange_with(app.address.clone())
+        .await
+        .assert_oauth_error(400, "invalid_target");
+    let tokens = exchange_with(mcp.clone()).await;
+    assert_eq!(tokens.status, 200, "{}", tokens.text);
+    assert_eq!(tokens.json["scope"], json!("email"));
+    let rt = tokens.json["refresh_token"].as_str().unwrap();
+    for (extra, error) in [
+        (("scope", "email openid"), "invalid_scope"),
+        (("resource", app.address.as_str()), "invalid_target"),
+    ] {
+        form(
+            &app,
+            "/auth/token",
+            &[
+                ("grant_type", "refresh_token"),
+                ("refresh_token", rt),
+                ("client_id", &client_id),
+                extra,
+            ],
+            None,
+        )
+        .await
+        .assert_oauth_error(400, error);
+    }
+    let res = refresh(&app, &client_id, rt).await;
+    assert_eq!(res.status, 200, "{}", res.text);
+    assert_eq!(res.json["scope"], json!("email"));
 }
