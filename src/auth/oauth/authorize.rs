@@ -20,7 +20,7 @@ use entity::{account, oauth_request, user};
 
 use super::form::{self, FormError, Params};
 use super::model::{CodeChallenge, Resource, Scopes, redirect_host};
-use super::pages::{self, ConsentPage, LoginPage};
+use super::pages::{self, ConsentPage, FormAction, LoginPage};
 use super::store::{self, Client, NewRequest, Refusal};
 use crate::error::ApiError;
 use crate::state::AppState;
@@ -67,13 +67,6 @@ fn back_to_client(status: StatusCode, location: &str) -> HttpResponse {
         .insert_header((header::CACHE_CONTROL, "no-store"))
         .insert_header((header::REFERRER_POLICY, "no-referrer"))
         .finish()
-}
-
-fn origin_of(uri: &str) -> Option<String> {
-    url::Url::parse(uri)
-        .ok()
-        .map(|u| u.origin().ascii_serialization())
-        .filter(|o| o != "null")
 }
 
 /// Parses and checks an authorization request in the order RFC 6749
@@ -272,7 +265,7 @@ async fn authorize_page(
         email: "",
         error: None,
     };
-    let mut res = pages::html(StatusCode::OK, &page, None);
+    let mut res = pages::html(StatusCode::OK, &page, FormAction::OnlySelf);
     res.add_cookie(&cookie).map_err(ApiError::internal)?;
     Ok(res)
 }
@@ -372,7 +365,7 @@ async fn login_page(
             email,
             error: Some("The email or password is incorrect."),
         };
-        return Ok(pages::html(StatusCode::OK, &page, None));
+        return Ok(pages::html(StatusCode::OK, &page, FormAction::OnlySelf));
     };
     let Some(account) = account::Entity::find_by_id(user.account_id.clone())
         .one(&state.db)
@@ -397,7 +390,7 @@ async fn login_page(
     Ok(pages::html(
         StatusCode::OK,
         &page,
-        origin_of(&row.redirect_uri).as_deref(),
+        FormAction::redirecting_to(&row.redirect_uri),
     ))
 }
 

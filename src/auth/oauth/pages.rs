@@ -58,9 +58,36 @@ pub fn scope_meanings(scopes: &Scopes) -> Vec<(&'static str, &'static str)> {
         .collect()
 }
 
-/// An HTML answer with the pages' security headers; `form_target` is an
-/// origin the page's form may end up at besides this server.
-pub fn html(status: StatusCode, page: &impl Template, form_target: Option<&str>) -> HttpResponse {
+/// Where a page's form may lead (CSP `form-action`, which Chromium also
+/// applies to the redirect that answers the form).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FormAction {
+    /// Only this server.
+    OnlySelf,
+    /// This server, and a client's origin the answer redirects to.
+    AlsoTo(String),
+    /// Not restricted: the client's origin cannot be written as a CSP
+    /// source (an IPv6 literal), and restricting would block the redirect.
+    Anywhere,
+}
+
+impl FormAction {
+    /// The form of a page whose answer redirects to `redirect_uri`.
+    pub fn redirecting_to(redirect_uri: &str) -> FormAction {
+        let Ok(url) = url::Url::parse(redirect_uri) else {
+            return FormAction::Anywhere;
+        };
+        match url.host() {
+            Some(url::Host::Domain(_)) | Some(url::Host::Ipv4(_)) => {
+                FormAction::AlsoTo(url.origin().ascii_serialization())
+            }
+            _ => FormAction::Anywhere,
+        }
+    }
+}
+
+/// An HTML answer with the pages' security headers.
+pub fn html(status: StatusCode, page: &impl Template, form: FormAction) -> HttpResponse {
     let body = match page.render() {
         Ok(body) => body,
         Err(e) => {
@@ -70,9 +97,10 @@ pub fn html(status: StatusCode, page: &impl Template, form_target: Option<&str>)
                 .body("internal error; safe to retry once");
         }
     };
-    let form_action = match form_target {
-        Some(origin) => format!("'self' {origin}"),
-        None => "'self'".into(),
+    let form_action = match form {
+        FormAction::OnlySelf => " form-action 'self';".to_string(),
+        FormAction::AlsoTo(origin) => format!(" form-action 'self' {origin};"),
+        FormAction::Anywhere => String::new(),
     };
     HttpResponse::build(status)
         .content_type("text/html; charset=utf-8")
@@ -80,7 +108,7 @@ pub fn html(status: StatusCode, page: &impl Template, form_target: Option<&str>)
         .insert_header((
             header::CONTENT_SECURITY_POLICY,
             format!(
-                "default-src 'none'; style-src 'unsafe-inline'; form-action {form_action}; \
+                "default-src 'none'; style-src 'unsafe-inline';{form_action} \
                  frame-ancestors 'none'; base-uri 'none'"
             ),
         ))
@@ -91,7 +119,7 @@ pub fn html(status: StatusCode, page: &impl Template, form_target: Option<&str>)
 }
 
 pub fn error(status: StatusCode, title: &str, message: &str) -> HttpResponse {
-    html(status, &ErrorPage { title, message }, None)
+    html(status, &ErrorPage { title, message }, FormAction::OnlySelf)
 }
 
 #[cfg(test)]
@@ -118,5 +146,22 @@ mod tests {
         );
         assert!(!page.contains("\"><img"), "{page}");
         assert!(!page.contains("<b>"), "{page}");
+    }
+
+    #[test]
+    fn a_consent_form_may_lead_to_the_clients_origin() {
+        assert_eq!(
+            FormAction::redirecting_to("https://agent.example.com:8443/cb?x=1"),
+            FormAction::AlsoTo("https://agent.example.com:8443".into())
+        );
+        assert_eq!(
+            FormAction::redirecting_to("http://127.0.0.1:9/cb"),
+            FormAction::AlsoTo("http://127.0.0.1:9".into())
+        );
+        // CSP has no syntax for IPv6 literals.
+        assert_eq!(
+            FormAction::redirecting_to("http://[::1]:9/cb"),
+            FormAction::Anywhere
+        );
     }
 }
