@@ -201,13 +201,11 @@ async fn serve<S: rmcp::ServerHandler + Send + 'static>(
 
 /// 401 with the RFC 9728 pointer agents follow to find how to sign in.
 fn unauthorized(state: &AppState, path: &str, presented: bool) -> HttpResponse {
-    let mut challenge = format!(
-        "Bearer resource_metadata=\"{}/.well-known/oauth-protected-resource{path}\"",
-        state.public_url
-    );
-    if presented {
-        challenge.push_str(", error=\"invalid_token\"");
-    }
+    let challenge = if presented {
+        crate::auth::oauth::www_authenticate_invalid_token(&state.public_url, path)
+    } else {
+        crate::auth::oauth::www_authenticate_for(&state.public_url, path)
+    };
     let err = ApiError::Unauthorized("a bearer API key or access token is required".into());
     let mut res = actix_web::ResponseError::error_response(&err);
     if let Ok(v) = actix_web::http::header::HeaderValue::from_str(&challenge) {

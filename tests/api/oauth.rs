@@ -1447,6 +1447,8 @@ async fn metadata_documents_describe_the_server_at_its_public_url() {
             "bearer_methods_supported": ["header"],
         })
     );
+    let v3 = get(&app, "/.well-known/oauth-protected-resource/mcp/v3").await;
+    assert_eq!(v3.json["resource"], json!(format!("{public}/mcp/v3")));
     let unknown = get(&app, "/.well-known/oauth-protected-resource/nothing").await;
     assert_eq!(unknown.status, 404);
     // Without AGENTIC_PUBLIC_URL the issuer is the listen URL.
@@ -1579,4 +1581,129 @@ async fn a_grant_keeps_the_scope_and_resource_it_was_given() {
     let res = refresh(&app, &client_id, rt).await;
     assert_eq!(res.status, 200, "{}", res.text);
     assert_eq!(res.json["scope"], json!("email"));
+}
+
+// ------------------------------------------------------------ MCP
+
+/// An agent host's whole path: a 401 from `/mcp/buyer` points at the
+/// resource metadata, which names this authorization server; after the
+/// flow, the access token opens an MCP session and calls a tool.
+#[actix_web::test]
+async fn an_agent_host_finds_the_server_from_the_mcp_challenge_and_calls_a_tool() {
+    let app = spawn_app().await;
+    let acc = account(&app, "Acme").await;
+    let pat = person(&app, &acc, "member").await;
+    let mcp = |token: Option<String>, body: Value| {
+        let req = http()
+            .post(app.url("/mcp/buyer"))
+            .insert_header(("Accept", "application/json, text/event-stream"))
+            .insert_header(("MCP-Protocol-Version", "2025-06-18"));
+        let req = match token {
+            Some(t) => req.insert_header(("Authorization", format!("Bearer {t}"))),
+            None => req,
+        };
+        async move { answer(req.send_json(&body).await.unwrap()).await }
+    };
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "oauth-tests", "version": "1"}}});
+
+    let refused = mcp(None, init.clone()).await;
+    assert_eq!(refused.status, 401);
+    let challenge = refused.header("www-authenticate").unwrap().to_string();
+    assert_eq!(
+        challenge,
+        agentic_api::auth::oauth::www_authenticate_for(&app.address, "/mcp/buyer")
+    );
+    let metadata_url = challenge
+        .split_once("resource_metadata=\"")
+        .unwrap()
+        .1
+        .trim_end_matches('"');
+    let path = metadata_url.strip_prefix(&app.address).unwrap();
+    let resource = get(&app, path).await;
+    assert_eq!(
+        resource.json["resource"],
+        json!(format!("{}/mcp/buyer", app.address))
+    );
+    let issuer = resource.json["authorization_servers"][0].as_str().unwrap();
+    let server = get(&app, "/.well-known/oauth-authorization-server").await;
+    assert_eq!(server.json["issuer"], json!(issuer));
+
+    // Every MCP endpoint's challenge points at a document that exists.
+    let v3 = answer(
+        http()
+            .post(app.url("/mcp/v3"))
+            .insert_header(("Accept", "application/json, text/event-stream"))
+            .send_json(&json!({"jsonrpc": "2.0", "id": 1, "method": "ping"}))
+            .await
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(v3.status, 401);
+    let v3_challenge = v3.header("www-authenticate").unwrap();
+    let v3_metadata = v3_challenge
+        .split_once("resource_metadata=\"")
+        .unwrap()
+        .1
+        .trim_end_matches('"')
+        .strip_prefix(&app.address)
+        .unwrap()
+        .to_string();
+    let doc = get(&app, &v3_metadata).await;
+    assert_eq!(doc.status, 200, "{v3_metadata}");
+    assert_eq!(
+        doc.json["resource"],
+        json!(format!("{}/mcp/v3", app.address))
+    );
+
+    let client_id = client(&app, "MCP agent").await;
+    let (verifier, challenge) = pkce();
+    let mcp_resource = format!("{}/mcp/buyer", app.address);
+    let code = code_for_with(
+        &app,
+        &client_id,
+        &challenge,
+        &pat,
+        &[("resource", mcp_resource.as_str())],
+    )
+    .await;
+    let tokens = exchange(&app, &client_id, &code, &verifier).await.json;
+    let token = bearer(&tokens).to_string();
+    let opened = mcp(Some(token.clone()), init).await;
+    assert_eq!(opened.status, 200, "{}", opened.text);
+    let session = opened.header("mcp-session-id").unwrap().to_string();
+    let call = http()
+        .post(app.url("/mcp/buyer"))
+        .insert_header(("Accept", "application/json, text/event-stream"))
+        .insert_header(("MCP-Protocol-Version", "2025-06-18"))
+        .insert_header(("Authorization", format!("Bearer {token}")))
+        .insert_header(("Mcp-Session-Id", session.as_str()))
+        .send_json(&json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+            "name": "create_advertiser",
+            "arguments": {"body": {"name": "From MCP", "brand": "mcp.example", "primaryCurrency": "USD"}}}}))
+        .await
+        .unwrap();
+    let called = answer(call).await;
+    assert_eq!(called.status, 200, "{}", called.text);
+    assert!(called.text.contains("From MCP"), "{}", called.text);
+    // The advertiser is the user's account's.
+    let list = app.get("/api/v2/buyer/advertisers", &pat.key).await;
+    assert_eq!(list.data()[0]["name"], json!("From MCP"));
+
+    // A revoked token is refused with `invalid_token`.
+    form(&app, "/auth/revoke", &[("token", &token)], None).await;
+    let refused = mcp(
+        Some(token),
+        json!({"jsonrpc": "2.0", "id": 3, "method": "ping"}),
+    )
+    .await;
+    assert_eq!(refused.status, 401);
+    assert_eq!(
+        refused.header("www-authenticate"),
+        Some(
+            agentic_api::auth::oauth::www_authenticate_invalid_token(&app.address, "/mcp/buyer")
+                .as_str()
+        )
+    );
 }

@@ -13,7 +13,7 @@ use crate::state::AppState;
 /// Paths of protected resources that have their own metadata document at
 /// `/.well-known/oauth-protected-resource{path}`; the bare document
 /// describes the whole server.
-pub const PROTECTED_RESOURCE_PATHS: &[&str] = &["/mcp/buyer"];
+pub const PROTECTED_RESOURCE_PATHS: &[&str] = &["/mcp/buyer", "/mcp/v3"];
 
 pub const METADATA_PATH: &str = "/.well-known/oauth-authorization-server";
 pub const RESOURCE_METADATA_PATH: &str = "/.well-known/oauth-protected-resource";
