@@ -7,6 +7,7 @@
 //! together in one revision; each still counts from its own answer.
 
 use std::collections::HashMap;
+use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
@@ -18,11 +19,11 @@ use crate::load::{Target, percentile_ms};
 use crate::server::Server;
 use crate::sse::{Event, EventStream};
 
-const DISCOVER: &str = "/api/v2/buyer/discovery/discover-products";
+pub const DISCOVER: &str = "/api/v2/buyer/discovery/discover-products";
 
 /// Storefront `n`'s delay: the range split evenly, in a scrambled order so
 /// neighbouring ids do not answer together; 3 to 10 products each.
-fn shops(count: usize, min: Duration, max: Duration) -> Vec<Shop> {
+pub fn shops(count: usize, min: Duration, max: Duration) -> Vec<Shop> {
     let mut order: Vec<usize> = (0..count).collect();
     order.sort_by_key(|&n| (n as u64).wrapping_mul(2_654_435_761) % (1 << 32));
     let mut rank = vec![0usize; count];
@@ -36,6 +37,67 @@ fn shops(count: usize, min: Duration, max: Duration) -> Vec<Shop> {
             Shop::new(n, delay, 3 + (n * 5) % 8)
         })
         .collect()
+}
+
+/// Registers fake storefronts `0..count` through the operator CLI; their
+/// storefront ids, by index.
+pub fn register_storefronts(
+    server: &Server,
+    sellers: &FakeSellers,
+    count: usize,
+) -> anyhow::Result<Vec<i64>> {
+    let mut ids = Vec::with_capacity(count);
+    for n in 0..count {
+        let sf = server.admin(&[
+            "register-storefront",
+            "--name",
+            &format!("Bench Seller {n}"),
+            "--url",
+            &sellers.url(n),
+        ])?;
+        ids.push(sf["storefrontId"].as_i64().context("storefrontId")?);
+    }
+    Ok(ids)
+}
+
+/// Creates the advertiser sessions are started for; its id.
+pub async fn create_advertiser(server: &Server, auth: &str) -> anyhow::Result<String> {
+    let adv = Target::get(server.addr, "/api/v2/buyer/advertisers", Some(auth))
+        .json(
+            "POST",
+            Some(
+                json!({"name": "Bench Brand", "brand": "bench.example", "primaryCurrency": "USD"}),
+            ),
+        )
+        .await?;
+    Ok(adv["data"]["id"]
+        .as_str()
+        .context("advertiser id")?
+        .to_string())
+}
+
+/// Starts a progressive discovery session over `storefronts` (ids), tagged
+/// in its brief so the fake sellers can tell sessions apart; its id.
+pub async fn start_session(
+    addr: SocketAddr,
+    auth: &str,
+    advertiser: &str,
+    tag: usize,
+    storefronts: &[i64],
+) -> anyhow::Result<String> {
+    let body = json!({
+        "advertiserId": advertiser,
+        "brief": fake_seller::brief(tag),
+        "storefrontIds": storefronts,
+        "progressive": true,
+    });
+    let res = Target::get(addr, DISCOVER, Some(auth))
+        .json("POST", Some(body))
+        .await?;
+    Ok(res["data"]["discoveryId"]
+        .as_str()
+        .context("discoveryId")?
+        .to_string())
 }
 
 /// What one benchmark session asks: its tag (in the brief) and storefronts.
@@ -63,19 +125,15 @@ struct Ctx<'a> {
 /// Starts a progressive session and subscribes to it at once; returns when
 /// the subscriber has its `ready` event.
 async fn open(cx: &Ctx<'_>, plan: Plan) -> anyhow::Result<Opened> {
-    let body = json!({
-        "advertiserId": cx.advertiser,
-        "brief": fake_seller::brief(plan.tag),
-        "storefrontIds": plan.storefronts.iter().map(|&n| cx.ids[n]).collect::<Vec<_>>(),
-        "progressive": true,
-    });
-    let res = Target::get(cx.server.addr, DISCOVER, Some(&cx.auth))
-        .json("POST", Some(body))
-        .await?;
-    let id = res["data"]["discoveryId"]
-        .as_str()
-        .context("discoveryId")?
-        .to_string();
+    let storefronts: Vec<i64> = plan.storefronts.iter().map(|&n| cx.ids[n]).collect();
+    let id = start_session(
+        cx.server.addr,
+        &cx.auth,
+        &cx.advertiser,
+        plan.tag,
+        &storefronts,
+    )
+    .await?;
     let path = format!("/api/v2/buyer/discovery/{id}/events");
     let mut stream = EventStream::open(cx.server.addr, &path, &cx.auth).await?;
     let mut early = Vec::new();
@@ -294,7 +352,7 @@ pub async fn discovery_fanout(args: &Args) -> anyhow::Result<()> {
     if count == 0 || args.per_session == 0 || args.per_session > count {
         bail!("--storefronts N and --per-session M with 1 <= M <= N");
     }
-    let (min, max) = args.delays_ms;
+    let (min, max) = args.delays_ms.unwrap_or((50, 3000));
     let sellers = FakeSellers::start(shops(
         count,
         Duration::from_millis(min),
@@ -308,30 +366,12 @@ pub async fn discovery_fanout(args: &Args) -> anyhow::Result<()> {
     )
     .await?;
     let auth = format!("Bearer {}", server.seed_tenant("platform:write")?);
-    let mut ids = Vec::with_capacity(count);
-    for n in 0..count {
-        let sf = server.admin(&[
-            "register-storefront",
-            "--name",
-            &format!("Bench Seller {n}"),
-            "--url",
-            &sellers.url(n),
-        ])?;
-        ids.push(sf["storefrontId"].as_i64().context("storefrontId")?);
-    }
-    let adv = Target::get(server.addr, "/api/v2/buyer/advertisers", Some(&auth))
-        .json(
-            "POST",
-            Some(
-                json!({"name": "Bench Brand", "brand": "bench.example", "primaryCurrency": "USD"}),
-            ),
-        )
-        .await?;
+    let ids = register_storefronts(&server, &sellers, count)?;
     let cx = Ctx {
         server: &server,
         sellers: &sellers,
+        advertiser: create_advertiser(&server, &auth).await?,
         auth,
-        advertiser: adv["data"]["id"].as_str().context("advertiser id")?.into(),
         index: ids.iter().enumerate().map(|(n, id)| (*id, n)).collect(),
         ids,
     };

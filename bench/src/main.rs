@@ -4,6 +4,7 @@
 //!
 //!     cargo run --release -p bench -- auth-read [--seconds 10] [--connections 32]
 //!     cargo run --release -p bench -- discovery-fanout [--storefronts 50] [--sessions 100]
+//!     cargo run --release -p bench -- webhook-fanout [--subscriptions 1,100] [--seconds 10]
 
 mod discovery;
 mod durability;
@@ -12,6 +13,7 @@ mod load;
 mod rooms;
 mod server;
 mod sse;
+mod webhooks;
 
 use anyhow::{Context, bail};
 
@@ -33,10 +35,15 @@ pub struct Args {
     /// discovery-fanout: concurrent sessions of run B, and storefronts each.
     pub sessions: usize,
     pub per_session: usize,
-    /// discovery-fanout: the storefronts' answer delays span this range (ms).
-    pub delays_ms: (u64, u64),
+    /// discovery-fanout, webhook-fanout: the storefronts' answer delays span
+    /// this range (ms); each scenario has its own default.
+    pub delays_ms: Option<(u64, u64)>,
     /// discovery-fanout: runs A and B this many times on one server.
     pub repeat: usize,
+    /// webhook-fanout: subscription counts, each on a fresh server.
+    pub subscriptions: Vec<usize>,
+    /// webhook-fanout: revisions committed per second (default by size).
+    pub revision_rate: Option<f64>,
 }
 
 fn parse_args() -> anyhow::Result<Args> {
@@ -52,8 +59,10 @@ fn parse_args() -> anyhow::Result<Args> {
         storefronts: 50,
         sessions: 100,
         per_session: 10,
-        delays_ms: (50, 3000),
+        delays_ms: None,
         repeat: 1,
+        subscriptions: vec![1, 100],
+        revision_rate: None,
     };
     while let Some(a) = it.next() {
         match a.as_str() {
@@ -77,14 +86,26 @@ fn parse_args() -> anyhow::Result<Args> {
             "--delays" => {
                 let v = it.next().context("--delays MIN_MS,MAX_MS")?;
                 let (a, b) = v.split_once(',').context("--delays MIN_MS,MAX_MS")?;
-                args.delays_ms = (a.trim().parse()?, b.trim().parse()?);
-                if args.delays_ms.0 > args.delays_ms.1 {
+                let (a, b) = (a.trim().parse()?, b.trim().parse()?);
+                if a > b {
                     bail!("--delays MIN_MS,MAX_MS with MIN <= MAX");
                 }
+                args.delays_ms = Some((a, b));
+            }
+            "--subscriptions" => {
+                args.subscriptions = it
+                    .next()
+                    .context("--subscriptions N,N,...")?
+                    .split(',')
+                    .map(|s| s.trim().parse())
+                    .collect::<Result<_, _>>()?
+            }
+            "--revision-rate" => {
+                args.revision_rate = Some(it.next().context("--revision-rate N")?.parse()?)
             }
             "-h" | "--help" => {
                 println!(
-                    "usage: bench SCENARIO [--seconds N] [--connections N] [--database-url URL] [--sizes 100,1000,5000] [--rate POSTS_PER_S] [--instances N] [--storefronts 50] [--sessions 100] [--per-session 10] [--delays 50,3000] [--repeat 1]\nscenarios: {}",
+                    "usage: bench SCENARIO [--seconds N] [--connections N] [--database-url URL] [--sizes 100,1000,5000] [--rate POSTS_PER_S] [--instances N] [--storefronts 50] [--sessions 100] [--per-session 10] [--delays 50,3000] [--repeat 1] [--subscriptions 1,100] [--revision-rate REVISIONS_PER_S]\nscenarios: {}",
                     SCENARIOS.join(", ")
                 );
                 std::process::exit(0);
@@ -114,6 +135,7 @@ const SCENARIOS: &[&str] = &[
     "conversations-list",
     "message-post-sync",
     "discovery-fanout",
+    "webhook-fanout",
 ];
 
 fn main() -> anyhow::Result<()> {
@@ -143,6 +165,7 @@ fn main() -> anyhow::Result<()> {
             "conversations-list" => rooms::conversations_list(&args).await,
             "message-post-sync" => durability::message_post_sync(&args).await,
             "discovery-fanout" => discovery::discovery_fanout(&args).await,
+            "webhook-fanout" => webhooks::webhook_fanout(&args).await,
             other => bail!("unknown scenario {other}; known: {}", SCENARIOS.join(", ")),
         }
     })

@@ -35,6 +35,11 @@ fn workspace_root() -> PathBuf {
 }
 
 fn build_server() -> anyhow::Result<PathBuf> {
+    // `BENCH_SERVER_BIN=/path/to/agentic-api` runs that binary instead (to
+    // compare builds in one session); nothing is built.
+    if let Some(bin) = std::env::var_os("BENCH_SERVER_BIN").filter(|b| !b.is_empty()) {
+        return Ok(PathBuf::from(bin));
+    }
     let root = workspace_root();
     let status = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
         .args([
@@ -196,6 +201,11 @@ impl Server {
         Ok(key["apiKey"].as_str().context("apiKey")?.to_string())
     }
 
+    /// CPU time (user + system) the server process has used, in seconds.
+    pub fn cpu_seconds(&self) -> Option<f64> {
+        cpu_seconds_of(&self.child.id().to_string())
+    }
+
     /// Resident set size of the server process, from /proc.
     pub fn rss_kib(&self) -> Option<u64> {
         let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id())).ok()?;
@@ -206,6 +216,67 @@ impl Server {
             .nth(1)?
             .parse()
             .ok()
+    }
+}
+
+/// CPU time (user + system) of process `pid` (or `self`), in seconds, from
+/// `/proc/{pid}/stat` (in clock ticks of 1/100 s on Linux).
+pub fn cpu_seconds_of(pid: &str) -> Option<f64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // The command name may hold spaces; fields count from after it.
+    let rest = &stat[stat.rfind(')')? + 2..];
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    let utime: f64 = fields.get(11)?.parse().ok()?;
+    let stime: f64 = fields.get(12)?.parse().ok()?;
+    Some((utime + stime) / 100.0)
+}
+
+/// A fresh PostgreSQL database next to the one `url` names, dropped again
+/// with this guard (through `psql`), so each server of a scenario starts
+/// empty on a shared PostgreSQL.
+pub struct FreshDatabase {
+    pub url: String,
+    admin_url: String,
+    name: String,
+}
+
+impl FreshDatabase {
+    pub fn create(url: &str, suffix: &str) -> anyhow::Result<FreshDatabase> {
+        let (base, rest) = url
+            .rsplit_once('/')
+            .context("postgres URL without a database")?;
+        let (db, query) = match rest.split_once('?') {
+            Some((d, q)) => (d, format!("?{q}")),
+            None => (rest, String::new()),
+        };
+        let name = format!("{db}_bench_{}_{suffix}", std::process::id());
+        let fresh = FreshDatabase {
+            url: format!("{base}/{name}{query}"),
+            admin_url: url.to_string(),
+            name,
+        };
+        fresh.psql(&format!("CREATE DATABASE \"{}\"", fresh.name))?;
+        Ok(fresh)
+    }
+
+    fn psql(&self, sql: &str) -> anyhow::Result<()> {
+        let out = Command::new("psql")
+            .args([&self.admin_url, "-q", "-v", "ON_ERROR_STOP=1", "-c", sql])
+            .output()
+            .context("running psql")?;
+        if !out.status.success() {
+            bail!("psql {sql}: {}", String::from_utf8_lossy(&out.stderr));
+        }
+        Ok(())
+    }
+}
+
+impl Drop for FreshDatabase {
+    fn drop(&mut self) {
+        let _ = self.psql(&format!(
+            "DROP DATABASE IF EXISTS \"{}\" WITH (FORCE)",
+            self.name
+        ));
     }
 }
 
