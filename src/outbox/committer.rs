@@ -1,7 +1,9 @@
 //! Group commit of attempts: lanes hand their outcomes here and wait; each
-//! batch (everything waiting, up to a bound) is one transaction that
-//! finishes the jobs and applies each handler's effects. Under load this
-//! turns thousands of small transactions a second into a few hundred.
+//! batch (everything waiting once the writer's turn is ours, up to a bound)
+//! is one transaction that finishes the jobs (one statement) and applies
+//! each handler's effects (one call per queue,
+//! [`super::Handler::record_many`]). Under load this turns thousands of
+//! small transactions a second into a few hundred, of a few statements each.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -10,7 +12,7 @@ use sea_orm::{DatabaseConnection, DbErr, TransactionTrait};
 use tokio::sync::{mpsc, oneshot};
 
 use super::{Job, Next, Outcome, Queue, store};
-use crate::db::WriteGate;
+use crate::db::{WriteGate, WriteTurn};
 
 /// Most attempts recorded in one transaction.
 const MAX_BATCH: usize = 256;
@@ -41,6 +43,10 @@ impl Committer {
         let (tx, mut rx) = mpsc::unbounded_channel::<Entry>();
         tokio::spawn(async move {
             while let Some(first) = rx.recv().await {
+                // The writer's turn first, then the batch: attempts that
+                // arrive while other writers hold it join this commit
+                // instead of waiting for the next turn.
+                let turn = writes.enter().await;
                 let mut batch = vec![first];
                 while batch.len() < MAX_BATCH {
                     match rx.try_recv() {
@@ -48,7 +54,7 @@ impl Committer {
                         Err(_) => break,
                     }
                 }
-                let res = commit_with_retries(&db, &writes, &batch).await;
+                let res = commit_with_retries(&db, &writes, turn, &batch).await;
                 match res {
                     Ok(outs) => {
                         for (e, out) in batch.into_iter().zip(outs) {
@@ -91,15 +97,23 @@ impl Committer {
     }
 }
 
+/// Commits with the turn held, and retries a failure a few times (each
+/// retry in a new turn).
 async fn commit_with_retries(
     db: &DatabaseConnection,
     writes: &WriteGate,
+    turn: WriteTurn,
     batch: &[Entry],
 ) -> Result<Vec<Recorded>, DbErr> {
     let mut pause = Duration::from_millis(50);
     let mut tries = 0;
+    let mut turn = Some(turn);
     loop {
-        match commit(db, writes, batch).await {
+        let held = match turn.take() {
+            Some(t) => t,
+            None => writes.enter().await,
+        };
+        match commit(db, held, batch).await {
             Ok(outs) => return Ok(outs),
             Err(err) if tries < 3 => {
                 tracing::warn!(error = %err, "outbox: cannot record attempts; retrying");
@@ -114,23 +128,46 @@ async fn commit_with_retries(
 
 async fn commit(
     db: &DatabaseConnection,
-    writes: &WriteGate,
+    _turn: WriteTurn,
     batch: &[Entry],
 ) -> Result<Vec<Recorded>, DbErr> {
-    let _turn = writes.enter().await;
     let txn = db.begin().await?;
-    let mut outs = Vec::with_capacity(batch.len());
-    for e in batch {
-        if !store::finish(&txn, e.job.id, &e.outcome.finish()).await? {
-            outs.push(Recorded::Gone);
+    // Every job in one statement; those no longer pending stay as they are.
+    let finishes: Vec<(i64, store::Finish<'static>)> = batch
+        .iter()
+        .map(|e| (e.job.id, e.outcome.finish()))
+        .collect();
+    let finished = store::finish_many(&txn, &finishes).await?;
+    let mut outs = vec![Recorded::Gone; batch.len()];
+    // The handlers' effects, one call per queue (a lane is in a batch at
+    // most once: it waits for its attempt's record before the next).
+    let mut queues: Vec<(&Arc<Queue>, Vec<usize>)> = Vec::new();
+    for (i, e) in batch.iter().enumerate() {
+        if !finished.contains(&e.job.id) {
             continue;
         }
-        let next = e
-            .queue
-            .handler
-            .record(&txn, &e.lane, &e.job, &e.outcome)
-            .await?;
-        outs.push(Recorded::Next(next));
+        match queues.iter_mut().find(|(q, _)| Arc::ptr_eq(q, &e.queue)) {
+            Some((_, idx)) => idx.push(i),
+            None => queues.push((&e.queue, vec![i])),
+        }
+    }
+    for (queue, idx) in queues {
+        let attempts: Vec<(&str, &Job, &Outcome)> = idx
+            .iter()
+            .map(|&i| (batch[i].lane.as_str(), &batch[i].job, &batch[i].outcome))
+            .collect();
+        let next = queue.handler.record_many(&txn, &attempts).await?;
+        if next.len() != idx.len() {
+            return Err(DbErr::Custom(format!(
+                "outbox queue {} answered {} of {} attempts",
+                queue.handler.queue(),
+                next.len(),
+                idx.len()
+            )));
+        }
+        for (i, n) in idx.into_iter().zip(next) {
+            outs[i] = Recorded::Next(n);
+        }
     }
     txn.commit().await?;
     Ok(outs)

@@ -128,6 +128,21 @@ pub trait Handler: Send + Sync + 'static {
         outcome: &Outcome,
     ) -> Result<Next, DbErr>;
 
+    /// [`Handler::record`] for the attempts of several lanes (one each)
+    /// recorded in one transaction, answered in the same order; by default
+    /// one by one.
+    async fn record_many(
+        &self,
+        txn: &DatabaseTransaction,
+        attempts: &[(&str, &Job, &Outcome)],
+    ) -> Result<Vec<Next>, DbErr> {
+        let mut next = Vec::with_capacity(attempts.len());
+        for (lane, job, outcome) in attempts {
+            next.push(self.record(txn, lane, job, outcome).await?);
+        }
+        Ok(next)
+    }
+
     /// Finished jobs are kept this long (the delivery log), then pruned.
     fn retention(&self) -> Duration {
         Duration::from_secs(7 * 24 * 3600)

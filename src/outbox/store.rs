@@ -51,6 +51,11 @@ pub async fn enqueue(conn: &impl ConnectionTrait, jobs: &[NewJob]) -> Result<(),
 }
 
 /// The lane's next due jobs, oldest first.
+///
+/// Read through the lane's index (queue, lane, state, id), with the due
+/// time checked here: given `available_at <= now` in SQL, SQLite's planner
+/// takes the due index (queue, state, available_at) instead, which reads
+/// every lane's pending jobs and sorts them, for every lane, each time.
 pub async fn next_jobs(
     conn: &impl ConnectionTrait,
     queue: &str,
@@ -58,15 +63,30 @@ pub async fn next_jobs(
     now: DateTime<Utc>,
     limit: u64,
 ) -> Result<Vec<job::Model>, DbErr> {
-    job::Entity::find()
-        .filter(job::Column::Queue.eq(queue))
-        .filter(job::Column::Lane.eq(lane))
-        .filter(job::Column::State.eq(PENDING))
-        .filter(job::Column::AvailableAt.lte(now))
-        .order_by_asc(job::Column::Id)
-        .limit(limit)
-        .all(conn)
-        .await
+    let mut due = Vec::new();
+    let mut after = None;
+    loop {
+        let mut q = job::Entity::find()
+            .filter(job::Column::Queue.eq(queue))
+            .filter(job::Column::Lane.eq(lane))
+            .filter(job::Column::State.eq(PENDING));
+        if let Some(id) = after {
+            q = q.filter(job::Column::Id.gt(id));
+        }
+        let page = q
+            .order_by_asc(job::Column::Id)
+            .limit(limit)
+            .all(conn)
+            .await?;
+        let full = page.len() as u64 == limit;
+        after = page.last().map(|j| j.id);
+        due.extend(page.into_iter().filter(|j| j.available_at <= now));
+        // Jobs put back for later (a retry) are passed over, as before.
+        if due.len() as u64 >= limit || !full {
+            due.truncate(limit as usize);
+            return Ok(due);
+        }
+    }
 }
 
 /// How an attempt ends a job, or puts it back for later.
@@ -103,6 +123,70 @@ pub async fn finish(conn: &impl ConnectionTrait, id: i64, f: &Finish<'_>) -> Res
         .exec(conn)
         .await?;
     Ok(res.rows_affected == 1)
+}
+
+/// [`finish`] for several jobs in one statement: each still-pending job of
+/// `jobs` gets its own [`Finish`]; returns the ids that were recorded (a job
+/// no longer pending is left as it is and missing from the answer).
+pub async fn finish_many(
+    conn: &impl ConnectionTrait,
+    jobs: &[(i64, Finish<'_>)],
+) -> Result<std::collections::HashSet<i64>, DbErr> {
+    use sea_orm::QueryTrait;
+    use sea_orm::sea_query::CaseStatement;
+    if jobs.is_empty() {
+        return Ok(Default::default());
+    }
+    let now = Utc::now();
+    let is = |id: i64| Expr::col((job::Entity, job::Column::Id)).eq(id);
+    let (mut state, mut result) = (CaseStatement::new(), CaseStatement::new());
+    let (mut available, mut finished) = (None::<CaseStatement>, None::<CaseStatement>);
+    for (id, f) in jobs {
+        state = state.case(is(*id), Expr::value(f.state));
+        result = result.case(is(*id), Expr::value(f.result.clone()));
+        if f.state == PENDING {
+            let at = Expr::value(f.available_at.unwrap_or(now));
+            available = Some(available.unwrap_or_default().case(is(*id), at));
+        } else {
+            let at = Expr::value(Some(now));
+            finished = Some(finished.unwrap_or_default().case(is(*id), at));
+        }
+    }
+    let mut q = job::Entity::update_many()
+        .col_expr(
+            job::Column::State,
+            state.finally(Expr::col(job::Column::State)).into(),
+        )
+        .col_expr(
+            job::Column::Result,
+            result.finally(Expr::col(job::Column::Result)).into(),
+        )
+        .col_expr(
+            job::Column::Attempts,
+            Expr::col(job::Column::Attempts).add(1),
+        );
+    if let Some(c) = available {
+        q = q.col_expr(
+            job::Column::AvailableAt,
+            c.finally(Expr::col(job::Column::AvailableAt)).into(),
+        );
+    }
+    if let Some(c) = finished {
+        q = q.col_expr(
+            job::Column::FinishedAt,
+            c.finally(Expr::col(job::Column::FinishedAt)).into(),
+        );
+    }
+    let mut stmt = q
+        .filter(job::Column::Id.is_in(jobs.iter().map(|(id, _)| *id)))
+        .filter(job::Column::State.eq(PENDING))
+        .into_query();
+    stmt.returning_col(job::Column::Id);
+    conn.query_all(&stmt)
+        .await?
+        .iter()
+        .map(|row| row.try_get::<i64>("", "id"))
+        .collect()
 }
 
 /// Cancels every pending job of a lane (its reason to exist is gone).
@@ -299,4 +383,175 @@ pub async fn history(
         .all(conn)
         .await?;
     Ok((rows, total))
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    async fn database() -> (sea_orm::DatabaseConnection, tempfile::TempDir) {
+        let dir = tempfile::tempdir().unwrap();
+        let url = format!("sqlite://{}/outbox.db?mode=rwc", dir.path().display());
+        let db = crate::db::connect(&url).await.unwrap();
+        crate::db::migrate(&db).await.unwrap();
+        (db, dir)
+    }
+
+    fn jobs(lane: &str, n: usize) -> Vec<NewJob> {
+        (0..n)
+            .map(|i| NewJob {
+                queue: "test",
+                lane: lane.into(),
+                payload: format!("{{\"n\":{i}}}"),
+            })
+            .collect()
+    }
+
+    async fn all(db: &sea_orm::DatabaseConnection) -> Vec<job::Model> {
+        job::Entity::find()
+            .order_by_asc(job::Column::Id)
+            .all(db)
+            .await
+            .unwrap()
+    }
+
+    #[tokio::test]
+    async fn finish_many_records_each_pending_job_its_own_way_and_skips_the_others() {
+        let (db, _dir) = database().await;
+        enqueue(&db, &jobs("a", 4)).await.unwrap();
+        let ids: Vec<i64> = all(&db).await.iter().map(|j| j.id).collect();
+        // The last job is no longer pending.
+        assert!(
+            finish(
+                &db,
+                ids[3],
+                &Finish {
+                    state: CANCELLED,
+                    result: None,
+                    available_at: None
+                }
+            )
+            .await
+            .unwrap()
+        );
+        let later = Utc::now() + chrono::Duration::seconds(60);
+        let done = finish_many(
+            &db,
+            &[
+                (
+                    ids[0],
+                    Finish {
+                        state: DONE,
+                        result: Some("ok".into()),
+                        available_at: None,
+                    },
+                ),
+                (
+                    ids[1],
+                    Finish {
+                        state: PENDING,
+                        result: Some("again".into()),
+                        available_at: Some(later),
+                    },
+                ),
+                (
+                    ids[2],
+                    Finish {
+                        state: FAILED,
+                        result: Some("no".into()),
+                        available_at: None,
+                    },
+                ),
+                (
+                    ids[3],
+                    Finish {
+                        state: DONE,
+                        result: Some("late".into()),
+                        available_at: None,
+                    },
+                ),
+            ],
+        )
+        .await
+        .unwrap();
+        assert_eq!(done, [ids[0], ids[1], ids[2]].into_iter().collect());
+        let rows = all(&db).await;
+        let summary: Vec<(&str, Option<&str>, i32, bool)> = rows
+            .iter()
+            .map(|j| {
+                (
+                    j.state.as_str(),
+                    j.result.as_deref(),
+                    j.attempts,
+                    j.finished_at.is_some(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            summary,
+            [
+                (DONE, Some("ok"), 1, true),
+                (PENDING, Some("again"), 1, false),
+                (FAILED, Some("no"), 1, true),
+                (CANCELLED, None, 1, true),
+            ]
+        );
+        assert_eq!(
+            rows[1].available_at.timestamp_millis(),
+            later.timestamp_millis()
+        );
+        assert!(finish_many(&db, &[]).await.unwrap().is_empty());
+    }
+
+    #[tokio::test]
+    async fn next_jobs_are_the_lanes_oldest_due_ones_past_jobs_put_back_for_later() {
+        let (db, _dir) = database().await;
+        enqueue(&db, &jobs("a", 3)).await.unwrap();
+        enqueue(&db, &jobs("b", 2)).await.unwrap();
+        enqueue(&db, &jobs("a", 3)).await.unwrap();
+        let a: Vec<i64> = all(&db)
+            .await
+            .iter()
+            .filter(|j| j.lane == "a")
+            .map(|j| j.id)
+            .collect();
+        // The first three of lane a are put back for later.
+        let later = Utc::now() + chrono::Duration::seconds(60);
+        for id in &a[..3] {
+            finish(
+                &db,
+                *id,
+                &Finish {
+                    state: PENDING,
+                    result: None,
+                    available_at: Some(later),
+                },
+            )
+            .await
+            .unwrap();
+        }
+        let now = Utc::now();
+        let ids = |v: Vec<job::Model>| v.into_iter().map(|j| j.id).collect::<Vec<_>>();
+        // A page of two holds only jobs not due yet: the next page is read.
+        assert_eq!(
+            ids(next_jobs(&db, "test", "a", now, 2).await.unwrap()),
+            a[3..5]
+        );
+        assert_eq!(
+            ids(next_jobs(&db, "test", "a", now, 32).await.unwrap()),
+            a[3..]
+        );
+        assert_eq!(
+            ids(next_jobs(&db, "test", "a", later, 32).await.unwrap()),
+            a
+        );
+        assert_eq!(next_jobs(&db, "test", "b", now, 32).await.unwrap().len(), 2);
+        assert!(
+            next_jobs(&db, "test", "c", now, 32)
+                .await
+                .unwrap()
+                .is_empty()
+        );
+    }
 }

@@ -17,8 +17,8 @@ use chrono::{SecondsFormat, Utc};
 use hmac::{Hmac, KeyInit, Mac};
 use sea_orm::sea_query::{Expr, ExprTrait};
 use sea_orm::{
-    ColumnTrait, DatabaseConnection, DatabaseTransaction, DbErr, EntityTrait, QueryFilter,
-    QuerySelect,
+    ColumnTrait, ConnectionTrait, DatabaseConnection, DatabaseTransaction, DbErr, EntityTrait,
+    QueryFilter, QuerySelect,
 };
 use serde::{Deserialize, Serialize};
 use sha2::Sha256;
@@ -77,8 +77,9 @@ pub struct Deliveries {
     key: Option<SecretKey>,
     tuning: DeliveryTuning,
     /// Event bodies by id: one event goes to every subscription of its
-    /// audience, so it is read once, not once per subscription.
-    bodies: moka::sync::Cache<String, Arc<str>>,
+    /// audience, so it is read once, not once per subscription (lanes that
+    /// reach it together wait for one read).
+    bodies: moka::future::Cache<String, Arc<str>>,
 }
 
 impl Deliveries {
@@ -87,7 +88,7 @@ impl Deliveries {
             outbound,
             key,
             tuning,
-            bodies: moka::sync::Cache::builder()
+            bodies: moka::future::Cache::builder()
                 .max_capacity(4096)
                 .time_to_live(Duration::from_secs(300))
                 .build(),
@@ -207,6 +208,46 @@ impl Handler for Deliveries {
         }
     }
 
+    /// Successes (nearly every attempt) update their subscriptions in one
+    /// statement; failures one by one, as [`Handler::record`] does.
+    async fn record_many(
+        &self,
+        txn: &DatabaseTransaction,
+        attempts: &[(&str, &Job, &Outcome)],
+    ) -> Result<Vec<Next>, DbErr> {
+        use sea_orm::QueryTrait;
+        let done: Vec<&str> = attempts
+            .iter()
+            .filter(|(_, _, o)| matches!(o, Outcome::Done(_)))
+            .map(|(lane, _, _)| *lane)
+            .collect();
+        // The subscriptions still active (the others retire their lanes).
+        let mut live = std::collections::HashSet::new();
+        if !done.is_empty() {
+            let now = Utc::now();
+            let mut stmt = sub::Entity::update_many()
+                .filter(sub::Column::Id.is_in(done.iter().copied()))
+                .filter(sub::Column::Status.eq(STATUS_ACTIVE))
+                .col_expr(sub::Column::UpdatedAt, Expr::value(now))
+                .col_expr(sub::Column::FailureCount, Expr::value(0))
+                .col_expr(sub::Column::LastSuccess, Expr::value(Some(now)))
+                .into_query();
+            stmt.returning_col(sub::Column::Id);
+            for row in txn.query_all(&stmt).await? {
+                live.insert(row.try_get::<String>("", "id")?);
+            }
+        }
+        let mut next = Vec::with_capacity(attempts.len());
+        for (lane, job, outcome) in attempts {
+            next.push(match outcome {
+                Outcome::Done(_) if live.contains(*lane) => Next::Continue,
+                Outcome::Done(_) => Next::Retire,
+                _ => self.record(txn, lane, job, outcome).await?,
+            });
+        }
+        Ok(next)
+    }
+
     fn retention(&self) -> Duration {
         self.tuning.retention
     }
@@ -221,7 +262,7 @@ impl Handler for Deliveries {
 struct Worker {
     db: DatabaseConnection,
     outbound: Outbound,
-    bodies: moka::sync::Cache<String, Arc<str>>,
+    bodies: moka::future::Cache<String, Arc<str>>,
     url: String,
     secret: String,
     timeout: Duration,
@@ -229,18 +270,24 @@ struct Worker {
 
 impl Worker {
     async fn body(&self, event_id: &str) -> Result<Option<Arc<str>>, DbErr> {
-        if let Some(b) = self.bodies.get(event_id) {
-            return Ok(Some(b));
-        }
-        let Some(row) = event::Entity::find_by_id(event_id.to_string())
-            .one(&self.db)
-            .await?
-        else {
-            return Ok(None);
+        let db = self.db.clone();
+        let id = event_id.to_string();
+        let read = async move {
+            match event::Entity::find_by_id(id).one(&db).await {
+                Ok(Some(row)) => Ok(Arc::<str>::from(row.body)),
+                Ok(None) => Err(None),
+                Err(e) => Err(Some(e)),
+            }
         };
-        let body: Arc<str> = row.body.into();
-        self.bodies.insert(event_id.to_string(), body.clone());
-        Ok(Some(body))
+        // Lanes woken by one revision ask together: one reads, the others
+        // wait for its answer (an answer that is not a body is not kept).
+        match self.bodies.try_get_with(event_id.to_string(), read).await {
+            Ok(body) => Ok(Some(body)),
+            Err(e) => match e.as_ref() {
+                None => Ok(None),
+                Some(err) => Err(DbErr::Custom(err.to_string())),
+            },
+        }
     }
 }
 
