@@ -83,6 +83,7 @@ impl Application {
         let metrics_on = state.config.metrics && crate::metrics::install().is_some();
 
         state.bus.start_listener(state.shutdown.clone());
+        crate::db::spawn_checkpointer(state.db.clone(), state.shutdown.clone());
         if !state.bus.wait_healthy(Duration::from_secs(5)).await {
             tracing::warn!("event bus listener not connected yet; /readyz says so until it is");
         }

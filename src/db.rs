@@ -41,7 +41,12 @@ pub async fn connect_with(url: &str, sync: SqliteSync) -> anyhow::Result<Databas
                 SqliteSync::Normal => SqliteSynchronous::Normal,
             })
             .foreign_keys(true)
-            .busy_timeout(Duration::from_secs(10));
+            .busy_timeout(Duration::from_secs(10))
+            // No checkpoint inside a commit: the server checkpoints in the
+            // background (`spawn_checkpointer`), so copying the WAL back and
+            // its fsyncs never sit in a writer's commit. A process without
+            // it (an `admin` command) leaves the WAL to the next open.
+            .pragma("wal_autocheckpoint", "0");
         let pool = SqlitePoolOptions::new()
             .max_connections(8)
             .min_connections(1)
@@ -75,6 +80,46 @@ pub async fn begin_write<C: TransactionTrait<Transaction = DatabaseTransaction>>
         ..Default::default()
     })
     .await
+}
+
+/// How often the server copies SQLite's WAL back into the database file.
+const CHECKPOINT_EVERY: Duration = Duration::from_millis(250);
+
+/// SQLite only: checkpoints the WAL in the background until `stop`. A
+/// passive checkpoint takes no write lock, so commits go on meanwhile; it
+/// copies what no reader still needs, and writers restart the WAL from the
+/// top once it has all been copied. Replaces SQLite's automatic checkpoint,
+/// which runs inside the commit that crosses 1,000 pages.
+pub fn spawn_checkpointer(db: DatabaseConnection, stop: tokio_util::sync::CancellationToken) {
+    if db.get_database_backend() != DbBackend::Sqlite {
+        return;
+    }
+    tokio::spawn(async move {
+        let mut tick = tokio::time::interval(CHECKPOINT_EVERY);
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            tokio::select! {
+                _ = stop.cancelled() => return,
+                _ = tick.tick() => {}
+            }
+            if let Err(err) = checkpoint(&db).await {
+                tracing::warn!(error = %err, "sqlite: background checkpoint failed");
+            }
+        }
+    });
+}
+
+/// One passive checkpoint; answers (WAL frames, frames copied back).
+pub async fn checkpoint(db: &DatabaseConnection) -> Result<(i64, i64), DbErr> {
+    use sea_orm::{ConnectionTrait, Statement};
+    let row = db
+        .query_one_raw(Statement::from_string(
+            DbBackend::Sqlite,
+            "PRAGMA wal_checkpoint(PASSIVE)",
+        ))
+        .await?
+        .ok_or_else(|| DbErr::Custom("wal_checkpoint answered nothing".into()))?;
+    Ok((row.try_get_by_index(1)?, row.try_get_by_index(2)?))
 }
 
 /// Key of the PostgreSQL advisory lock that serialises migrations ("agentic").
@@ -269,5 +314,35 @@ mod gate_tests {
         assert_eq!(*order.lock(), ["u1", "r1", "r2"]);
         // The gate is free again.
         let _again = gate.enter().await;
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod checkpoint_tests {
+    use super::*;
+    use sea_orm::ConnectionTrait;
+
+    #[tokio::test]
+    async fn commits_leave_the_wal_to_the_checkpointer_which_copies_it_all_back() {
+        let dir = tempfile::tempdir().unwrap();
+        let url = format!("sqlite://{}/c.db?mode=rwc", dir.path().display());
+        let db = connect(&url).await.unwrap();
+        db.execute_unprepared("CREATE TABLE t (v BLOB)")
+            .await
+            .unwrap();
+        // Well past SQLite's automatic checkpoint (1,000 pages of 4 KiB).
+        for _ in 0..40 {
+            db.execute_unprepared(
+                "INSERT INTO t SELECT randomblob(4000) FROM \
+                 (WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 50) \
+                 SELECT i FROM n)",
+            )
+            .await
+            .unwrap();
+        }
+        let (frames, copied) = checkpoint(&db).await.unwrap();
+        assert!(frames > 1000, "no commit checkpointed: {frames} frames");
+        assert_eq!(copied, frames);
     }
 }
