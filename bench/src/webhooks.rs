@@ -495,6 +495,8 @@ struct Row {
     bench_cores: f64,
     /// The ceiling client's body, and the mean delivered body.
     body_bytes: (usize, u64),
+    /// See [`breakdown`].
+    breakdown: [Vec<u32>; 3],
 }
 
 /// Default revisions per second: a moderate pace for a few subscriptions
@@ -503,7 +505,7 @@ fn default_rate(subscriptions: usize) -> f64 {
     if subscriptions <= 10 {
         50.0
     } else {
-        (8000.0 / subscriptions as f64).clamp(20.0, 100.0)
+        (5000.0 / subscriptions as f64).clamp(20.0, 100.0)
     }
 }
 
@@ -541,14 +543,21 @@ async fn run_size(args: &Args, subs: usize) -> anyhow::Result<(Row, &'static str
         storefronts: Arc::new(storefronts),
     };
     let subscribe = Target::get(server.addr, SUBSCRIPTIONS, Some(&cx.auth));
+    let mut first_sub = String::new();
     for n in 0..subs {
-        subscribe
+        let created = subscribe
             .json(
                 "POST",
                 Some(json!({"url": rx.url(n), "secret": secret(n), "eventTypes": [EVENT]})),
             )
             .await
             .with_context(|| format!("creating subscription {n}"))?;
+        if n == 0 {
+            first_sub = created["data"]["subscription"]["id"]
+                .as_str()
+                .context("subscription id")?
+                .to_string();
+        }
     }
     // Warm-up: one session, all its deliveries (lanes started, connections
     // pooled, caches filled), then forgotten.
@@ -617,9 +626,10 @@ async fn run_size(args: &Args, subs: usize) -> anyhow::Result<(Row, &'static str
         }
     }
 
+    let breakdown = breakdown(&cx, &first_sub, &log).await?;
     let body = log.sample.clone().unwrap_or_else(|| b"{}".to_vec());
     let (c_ok, c_err, c_secs, c_lat) = ceiling(rx.addr, subs, 5, body.clone()).await?;
-    let row = analyse(
+    let mut row = analyse(
         subs,
         rate,
         &generated,
@@ -637,7 +647,53 @@ async fn run_size(args: &Args, subs: usize) -> anyhow::Result<(Row, &'static str
         ),
         (cpu0, cpu1),
     );
+    row.breakdown = breakdown;
     Ok((row, server.backend()))
+}
+
+/// Subscription 0's latencies split at the points its delivery log shows
+/// (µs samples): the event's `timestamp` to the job's `queuedAt` (written
+/// in the revision's transaction, just before its commit: waiting for the
+/// writer and the transaction's statements), `queuedAt` to `attemptedAt`
+/// (the commit, waking the lane, reading the job and the body), and
+/// `attemptedAt` to receipt (the POST). `timestamp` and `attemptedAt` have
+/// millisecond resolution.
+async fn breakdown(cx: &Setup, sub: &str, log: &Log) -> anyhow::Result<[Vec<u32>; 3]> {
+    let mut logged: HashMap<String, (i64, i64)> = HashMap::new();
+    let mut skip = 0;
+    loop {
+        let path = format!("{SUBSCRIPTIONS}/{sub}/deliveries?take=100&skip={skip}");
+        let page = Target::get(cx.addr, &path, Some(&cx.auth))
+            .json("GET", None)
+            .await?;
+        let items = page["data"].as_array().cloned().unwrap_or_default();
+        for d in &items {
+            let at = |k: &str| {
+                d[k].as_str()
+                    .and_then(|t| chrono::DateTime::parse_from_rfc3339(t).ok())
+                    .map(|t| t.timestamp_micros())
+            };
+            if let (Some(id), Some(queued), Some(attempted)) =
+                (d["deliveryId"].as_str(), at("queuedAt"), at("attemptedAt"))
+            {
+                logged.insert(id.to_string(), (queued, attempted));
+            }
+        }
+        skip += items.len();
+        if items.len() < 100 {
+            break;
+        }
+    }
+    let mut out: [Vec<u32>; 3] = Default::default();
+    let us = |d: i64| d.clamp(0, u32::MAX as i64) as u32;
+    for r in log.receipts.iter().filter(|r| r.sub == 0) {
+        if let Some(&(queued, attempted)) = logged.get(&r.delivery) {
+            out[0].push(us(queued - r.commit_us));
+            out[1].push(us(attempted - queued));
+            out[2].push(us(r.at_us - attempted));
+        }
+    }
+    Ok(out)
 }
 
 type Cpu = (Option<f64>, Option<f64>);
@@ -760,6 +816,7 @@ fn analyse(
         server_cores: cores(s0, s1),
         bench_cores: cores(b0, b1),
         body_bytes,
+        breakdown: Default::default(),
     }
 }
 
@@ -846,6 +903,24 @@ pub async fn webhook_fanout(args: &Args) -> anyhow::Result<()> {
         for e in &r.errors {
             println!("(error, {} subscriptions: {e})", r.subscriptions);
         }
+    }
+    for r in &rows {
+        let [a, b, c] = &r.breakdown;
+        let pp = |v: &[u32]| {
+            format!(
+                "p50 {:.2} / p99 {:.2} ms",
+                percentile_ms(v, 50.0),
+                percentile_ms(v, 99.0)
+            )
+        };
+        println!(
+            "(latency of subscription 0 of {}, {} deliveries: timestamp → job queued {}; queued → attempt {}; attempt → receipt {})",
+            r.subscriptions,
+            a.len(),
+            pp(a),
+            pp(b),
+            pp(c)
+        );
     }
     println!();
     println!(
