@@ -192,6 +192,12 @@ async fn serve<S: rmcp::ServerHandler + Send + 'static>(
     for (name, value) in parts.headers.iter() {
         out.append_header((name.as_str(), value.as_bytes()));
     }
+    // No body (204, or rmcp's empty 202): written as such. Streamed, it
+    // would be chunked, and a 204 followed by the chunked terminator
+    // corrupts the kept-alive connection for the client's next request.
+    if status == 204 || http_body::Body::size_hint(&body).exact() == Some(0) {
+        return Ok(out.finish());
+    }
     // SSE answers stream; JSON answers are one frame.
     let stream = body
         .into_data_stream()

@@ -405,6 +405,70 @@ async fn the_endpoint_challenges_strangers_and_refuses_rebinding() {
     assert_eq!(res.status, 404);
 }
 
+/// The raw bytes of one HTTP/1.1 answer read from `stream`: the head, then
+/// whatever else arrives within `wait`.
+async fn read_answer(stream: &mut tokio::net::TcpStream, wait: Duration) -> String {
+    use tokio::io::AsyncReadExt;
+    let mut raw = Vec::new();
+    let mut buf = [0u8; 4096];
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    while !raw.windows(4).any(|w| w == b"\r\n\r\n") {
+        let n = tokio::time::timeout_at(deadline, stream.read(&mut buf))
+            .await
+            .expect("an answer within 10 s")
+            .unwrap();
+        assert!(
+            n > 0,
+            "connection closed: {}",
+            String::from_utf8_lossy(&raw)
+        );
+        raw.extend_from_slice(&buf[..n]);
+    }
+    while let Ok(Ok(n)) = tokio::time::timeout(wait, stream.read(&mut buf)).await {
+        if n == 0 {
+            break;
+        }
+        raw.extend_from_slice(&buf[..n]);
+    }
+    String::from_utf8_lossy(&raw).into_owned()
+}
+
+#[actix_web::test]
+async fn ending_a_session_leaves_the_kept_alive_connection_usable() {
+    // Found by the MCP SDK's OAuth client (scripts/mcp-oauth-check): after
+    // its DELETE, the refresh request on the same connection read a stray
+    // chunked terminator ("0") as its status line.
+    use tokio::io::AsyncWriteExt;
+    let app = spawn_app().await;
+    let t = app.tenant().await;
+    let s = open(&app, &t.key).await;
+    let mut conn = tokio::net::TcpStream::connect(("127.0.0.1", app.port))
+        .await
+        .unwrap();
+    let delete = format!(
+        "DELETE {MCP} HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nAuthorization: Bearer {}\r\n\
+         Mcp-Session-Id: {}\r\nMCP-Protocol-Version: 2025-06-18\r\n\r\n",
+        app.port, t.key, s.id
+    );
+    conn.write_all(delete.as_bytes()).await.unwrap();
+    let answer = read_answer(&mut conn, Duration::from_millis(300)).await;
+    assert!(answer.starts_with("HTTP/1.1 204 "), "{answer}");
+    let (head, rest) = answer.split_once("\r\n\r\n").unwrap();
+    assert_eq!(rest, "", "a 204 has no body; after its head came {rest:?}");
+    assert!(
+        !head.to_ascii_lowercase().contains("transfer-encoding"),
+        "{head}"
+    );
+    // The next request on the same connection gets its own answer.
+    let health = format!(
+        "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1:{}\r\n\r\n",
+        app.port
+    );
+    conn.write_all(health.as_bytes()).await.unwrap();
+    let answer = read_answer(&mut conn, Duration::from_millis(100)).await;
+    assert!(answer.starts_with("HTTP/1.1 200 "), "{answer}");
+}
+
 #[actix_web::test]
 async fn the_v3_typed_tools_adapt_the_same_operations() {
     let app = spawn_app().await;
