@@ -213,6 +213,11 @@ async fn every_operation_is_a_tool_with_the_registry_schema_and_rest_results() {
         e["message"].is_string() && e["field"].is_string(),
         "{result}"
     );
+    // What the conformance runner's `tools-call-error` checks of its own
+    // test tool's error: `isError: true` and a text in `content[0]`.
+    assert_eq!(result["content"][0]["type"], "text", "{result}");
+    let text = result["content"][0]["text"].as_str().unwrap_or_default();
+    assert!(text.contains("VALIDATION_ERROR"), "{result}");
     // A well-formed id nobody has.
     let id = adv["id"].as_str().unwrap();
     let unknown = format!(
