@@ -117,6 +117,14 @@ impl NetError {
     }
 }
 
+/// Whether a failed request may have reached the peer: `false` only when
+/// no connection was made (refused, unresolvable, blocked by the guard,
+/// connect timeout), so nothing was sent. Callers that must never act twice
+/// (a carrier submission) treat every other failure as an unknown outcome.
+pub fn may_have_arrived(e: &SendRequestError) -> bool {
+    !matches!(e, SendRequestError::Connect(_))
+}
+
 impl From<PayloadError> for NetError {
     fn from(e: PayloadError) -> Self {
         NetError::Transport(format!("reading the response: {e}"))
