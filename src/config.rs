@@ -55,6 +55,21 @@ pub struct Config {
     #[arg(long, env = "AGENTIC_CARRIER_URL", global = true)]
     pub carrier_url: Option<String>,
 
+    /// The carrier API key, sent as a bearer token with every submission.
+    #[arg(
+        long,
+        env = "AGENTIC_CARRIER_API_KEY",
+        hide_env_values = true,
+        global = true
+    )]
+    pub carrier_api_key: Option<crate::phone::telnyx::ApiKey>,
+
+    /// The carrier's webhook public key (base64 Ed25519, from its portal):
+    /// inbound messages and delivery reports signed with it are accepted;
+    /// unset, carrier webhooks are refused.
+    #[arg(long, env = "AGENTIC_CARRIER_PUBLIC_KEY", global = true)]
+    pub carrier_public_key: Option<crate::phone::signature::CarrierKey>,
+
     /// Origins allowed cross-origin (CORS) access, comma-separated exact
     /// origins such as `https://app.example.com`; empty means none.
     #[arg(long, env = "AGENTIC_CORS_ORIGINS", default_value = "", global = true)]
@@ -270,6 +285,8 @@ impl Config {
             auth_rate_limit: 40,
             trusted_proxies: Default::default(),
             carrier_url: None,
+            carrier_api_key: None,
+            carrier_public_key: None,
             cors_origins: AllowedOrigins::none(),
             sqlite_synchronous: crate::db::SqliteSync::Full,
             workers: 0,

@@ -20,10 +20,31 @@ use crate::net::{NetError, Outbound, may_have_arrived, read_body};
 /// Largest carrier answer read (they are a few KiB).
 const MAX_ANSWER: usize = 256 * 1024;
 
+/// The carrier API key (`AGENTIC_CARRIER_API_KEY`); never printed.
+#[derive(Clone)]
+pub struct ApiKey(String);
+
+impl std::fmt::Debug for ApiKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ApiKey(..)")
+    }
+}
+
+impl std::str::FromStr for ApiKey {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        let s = s.trim();
+        if s.is_empty() || s.chars().any(|c| c.is_control() || c == ' ') {
+            return Err("the carrier API key must be one word of printable characters".into());
+        }
+        Ok(ApiKey(s.to_string()))
+    }
+}
+
 pub struct Telnyx {
     outbound: Outbound,
     base: String,
-    api_key: Option<String>,
+    api_key: Option<ApiKey>,
     timeout: Duration,
 }
 
@@ -46,7 +67,7 @@ enum Exchange {
 impl Telnyx {
     /// `base` is the API's base URL (`https://api.telnyx.com`); requests go
     /// to `{base}/v2/messages` and `{base}/v2/messages/rcs`.
-    pub fn new(outbound: Outbound, base: &str, api_key: Option<String>, timeout: Duration) -> Self {
+    pub fn new(outbound: Outbound, base: &str, api_key: Option<ApiKey>, timeout: Duration) -> Self {
         Telnyx {
             outbound,
             base: base.trim_end_matches('/').to_string(),
@@ -57,7 +78,7 @@ impl Telnyx {
 
     async fn post(&self, path: &'static str, body: Vec<u8>) -> Exchange {
         let url = format!("{}{path}", self.base);
-        let auth = self.api_key.as_ref().map(|k| format!("Bearer {k}"));
+        let auth = self.api_key.as_ref().map(|k| format!("Bearer {}", k.0));
         let timeout = self.timeout;
         let ran = self
             .outbound

@@ -20,7 +20,7 @@ fn adapter(base: &str, timeout: Duration) -> Telnyx {
         OutboundOptions::default(),
     )
     .expect("outbound client");
-    Telnyx::new(outbound, base, Some("KEY-123".into()), timeout)
+    Telnyx::new(outbound, base, "KEY-123".parse().ok(), timeout)
 }
 
 fn message(channel: &str) -> Outgoing {
