@@ -55,6 +55,22 @@ pub struct Config {
     #[arg(long, env = "AGENTIC_CARRIER_URL", global = true)]
     pub carrier_url: Option<String>,
 
+    /// The carrier's Ed25519 public key (base64 of 32 bytes, as Telnyx's
+    /// portal shows it): carrier webhooks are verified with it; unset
+    /// refuses every carrier webhook.
+    #[arg(long, env = "AGENTIC_CARRIER_PUBLIC_KEY", global = true)]
+    pub carrier_public_key: Option<String>,
+
+    /// API key sent as `Authorization: Bearer` to the carrier at
+    /// `AGENTIC_CARRIER_URL` (prefer the variable: a flag shows in `ps`).
+    #[arg(
+        long,
+        env = "AGENTIC_CARRIER_API_KEY",
+        global = true,
+        hide_env_values = true
+    )]
+    pub carrier_api_key: Option<String>,
+
     /// Origins allowed cross-origin (CORS) access, comma-separated exact
     /// origins such as `https://app.example.com`; empty means none.
     #[arg(long, env = "AGENTIC_CORS_ORIGINS", default_value = "", global = true)]
@@ -266,6 +282,8 @@ impl Config {
             auth_rate_limit: 40,
             trusted_proxies: Default::default(),
             carrier_url: None,
+            carrier_public_key: None,
+            carrier_api_key: None,
             cors_origins: AllowedOrigins::none(),
             sqlite_synchronous: crate::db::SqliteSync::Full,
             workers: 0,

@@ -20,6 +20,7 @@ pub mod net;
 pub mod openapi;
 pub mod ops;
 pub mod outbox;
+pub mod phone;
 pub mod rt;
 pub mod sse;
 pub mod state;

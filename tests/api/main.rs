@@ -2,6 +2,7 @@
 //! One test binary: the real app over real HTTP, a fresh database per test.
 //! Set `AGENTIC_TEST_DATABASE_URL=postgres://...` to run on PostgreSQL.
 
+mod fake_carrier;
 mod fake_seller;
 mod helpers;
 
@@ -22,6 +23,7 @@ mod oauth;
 mod openapi;
 mod outbound;
 mod permissions;
+mod phone;
 mod rate_limits;
 mod receiver;
 mod rooms;
