@@ -21,6 +21,8 @@ struct State {
     requests: Mutex<Vec<Request>>,
     status: AtomicU16,
     next: AtomicU64,
+    /// Milliseconds each answer waits.
+    delay_ms: AtomicU64,
 }
 
 pub struct FakeCarrier {
@@ -37,6 +39,10 @@ impl Drop for FakeCarrier {
 }
 
 async fn messages(req: HttpRequest, body: web::Bytes, state: web::Data<State>) -> HttpResponse {
+    let delay = state.delay_ms.load(Ordering::SeqCst);
+    if delay > 0 {
+        tokio::time::sleep(std::time::Duration::from_millis(delay)).await;
+    }
     let parsed: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
     state.requests.lock().push(Request {
         path: req.path().to_string(),
@@ -70,6 +76,7 @@ impl FakeCarrier {
             requests: Mutex::new(Vec::new()),
             status: AtomicU16::new(200),
             next: AtomicU64::new(0),
+            delay_ms: AtomicU64::new(0),
         });
         let data = web::Data::from(state.clone());
         let server = HttpServer::new(move || {
@@ -78,7 +85,7 @@ impl FakeCarrier {
                 .route("/v2/messages", web::post().to(messages))
                 .route("/v2/messages/rcs", web::post().to(messages))
         })
-        .workers(1)
+        .workers(2)
         .bind("127.0.0.1:0")
         .unwrap();
         let port = server.addrs()[0].port();
@@ -94,6 +101,10 @@ impl FakeCarrier {
 
     pub fn answer(&self, status: u16) {
         self.state.status.store(status, Ordering::SeqCst);
+    }
+
+    pub fn delay(&self, ms: u64) {
+        self.state.delay_ms.store(ms, Ordering::SeqCst);
     }
 
     pub fn requests(&self) -> Vec<Request> {
