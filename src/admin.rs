@@ -85,6 +85,42 @@ pub async fn run(
             .await?;
             json!({ "endpointId": id.to_string() })
         }
+        AdminCommand::EnrolPhoneLines { account, disable } => {
+            crate::phone::admin::enrol(db, &account, !disable).await?
+        }
+        AdminCommand::SetSendingLimits {
+            endpoint,
+            account,
+            countries,
+            per_minute,
+            daily_spend_cap,
+            segment_price,
+        } => {
+            let change = crate::phone::admin::LimitsChange {
+                countries,
+                per_minute,
+                daily_spend_cap,
+                segment_price,
+            };
+            match (endpoint, account) {
+                (Some(line), _) => crate::phone::admin::set_line_limits(db, &line, change).await?,
+                (None, Some(account)) => {
+                    crate::phone::admin::set_account_limits(db, &account, change).await?
+                }
+                (None, None) => {
+                    return Err(TenancyError::Invalid(
+                        "--endpoint or --account is required".into(),
+                    ));
+                }
+            }
+        }
+        AdminCommand::ListHeldMessages => crate::phone::admin::list_held(db).await?,
+        AdminCommand::ResolveHeldMessage {
+            outbox_id,
+            mark_sent,
+            release: _,
+            carrier_id,
+        } => crate::phone::admin::resolve_held(db, &outbox_id, mark_sent, carrier_id).await?,
         AdminCommand::RegisterStorefront {
             name,
             url,

@@ -142,6 +142,8 @@ impl Application {
                         }
                         // Not in the OpenAPI document either: the OAuth RFCs specify them.
                         auth::oauth::configure(cfg);
+                        // The carrier's webhooks (signed; its own format).
+                        crate::phone::inbound::configure(cfg);
                     })
                 })
                 .default_service(web::to(fallback::not_found))

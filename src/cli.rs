@@ -98,6 +98,48 @@ pub enum AdminCommand {
         #[arg(long)]
         inactive: bool,
     },
+    /// Enrol an account in agent phone lines (or withdraw it with --disable).
+    EnrolPhoneLines {
+        #[arg(long)]
+        account: String,
+        #[arg(long)]
+        disable: bool,
+    },
+    /// Set sending limits of a line (--endpoint) or of an account over all
+    /// its lines (--account: --countries and --daily-spend-cap only).
+    SetSendingLimits {
+        #[arg(long, conflicts_with = "account", required_unless_present = "account")]
+        endpoint: Option<String>,
+        #[arg(long)]
+        account: Option<String>,
+        /// Comma-separated ISO 3166-1 alpha-2 codes, e.g. US,CA,GB.
+        #[arg(long)]
+        countries: Option<String>,
+        /// Messages per minute from the line.
+        #[arg(long)]
+        per_minute: Option<i32>,
+        /// Daily spend cap (segments x price), e.g. 100 or 25.50.
+        #[arg(long)]
+        daily_spend_cap: Option<String>,
+        /// Price of one segment, e.g. 0.0079.
+        #[arg(long)]
+        segment_price: Option<String>,
+    },
+    /// List text messages held for an operator (unknown carrier outcome).
+    ListHeldMessages,
+    /// Resolve a held message: --mark-sent (the carrier took it) or
+    /// --release (one more automatic try).
+    ResolveHeldMessage {
+        #[arg(long)]
+        outbox_id: String,
+        #[arg(long, conflicts_with = "release", required_unless_present = "release")]
+        mark_sent: bool,
+        #[arg(long)]
+        release: bool,
+        /// The carrier's message id, when known (with --mark-sent).
+        #[arg(long, requires = "mark_sent")]
+        carrier_id: Option<String>,
+    },
     /// Register a seller agent (AdCP over MCP Streamable HTTP).
     RegisterStorefront {
         /// Unique, whatever the case.

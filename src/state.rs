@@ -55,7 +55,23 @@ impl AppState {
         crate::conversations::register(&mut handles, &db, &bus, &config, &shutdown);
         crate::buyer::register(&mut handles, &db);
         crate::discovery::register(&mut handles, &db, &writes, &bus, &config, &shutdown);
-        crate::webhooks::register(&mut handles, &db, &writes, &bus, &config, &shutdown);
+        // One outbox for every queue: webhook deliveries and text messages.
+        let mut queues = Vec::new();
+        queues.extend(crate::webhooks::register(&config));
+        queues.extend(crate::phone::register(&mut handles, &writes, &config));
+        let mut outbox_tuning = config.outbox.clone();
+        if let Some(secs) = config.lease_seconds {
+            (outbox_tuning.lease, outbox_tuning.sweep) =
+                crate::config::lease_and_sweep(secs, outbox_tuning.sweep);
+        }
+        handles.insert(crate::outbox::Outbox::start(
+            db.clone(),
+            writes.clone(),
+            &bus,
+            outbox_tuning,
+            queues,
+            shutdown.clone(),
+        ));
         let limits = Arc::new(RateLimits::new(
             config.rate_limit_per_minute,
             config.auth_rate_limit,

@@ -12,6 +12,7 @@ mod fake_seller;
 mod load;
 mod rooms;
 mod server;
+mod sms;
 mod sse;
 mod webhooks;
 
@@ -136,6 +137,7 @@ const SCENARIOS: &[&str] = &[
     "message-post-sync",
     "discovery-fanout",
     "webhook-fanout",
+    "sms-accept",
 ];
 
 fn main() -> anyhow::Result<()> {
@@ -166,6 +168,7 @@ fn main() -> anyhow::Result<()> {
             "message-post-sync" => durability::message_post_sync(&args).await,
             "discovery-fanout" => discovery::discovery_fanout(&args).await,
             "webhook-fanout" => webhooks::webhook_fanout(&args).await,
+            "sms-accept" => sms::sms_accept(&args).await,
             other => bail!("unknown scenario {other}; known: {}", SCENARIOS.join(", ")),
         }
     })

@@ -255,6 +255,7 @@ pub fn registry() -> impl Iterator<Item = &'static OperationDef> {
         crate::conversations::OPERATIONS,
         crate::discovery::OPERATIONS,
         crate::webhooks::OPERATIONS,
+        crate::phone::OPERATIONS,
     ]
     .into_iter()
     .flatten()

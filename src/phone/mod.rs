@@ -1,7 +1,71 @@
-//! Agent phone lines (SMS, RCS).
+//! Agent phone lines (issue 12): SMS and plain-text RCS from a line an
+//! operator provisioned. [`model`] parses a request into a valid message
+//! (with its [`segments`]); [`service`] checks enrolment, the line, the
+//! opt-out and the [`limits`] and queues it in one transaction with its
+//! outbox job; [`sender`] is the outbox queue that hands messages to the
+//! [`carrier`], once at most.
 
+pub mod admin;
 pub mod carrier;
+pub mod inbound;
 pub mod keywords;
+pub mod limits;
+pub mod model;
+pub mod operations;
+pub mod segments;
+pub mod sender;
+pub mod service;
 pub mod signature;
 pub mod telnyx;
 pub mod telnyx_wire;
+
+use std::sync::Arc;
+
+use crate::ops::{OperationDef, def};
+
+/// This domain's operations.
+pub static OPERATIONS: &[&OperationDef] = &[
+    &def::<operations::SendSmsMessage>(&operations::__path_send_sms_message),
+    &def::<operations::SendRcsMessage>(&operations::__path_send_rcs_message),
+];
+
+/// The text queue's handler with its carrier: the Telnyx HTTP adapter at
+/// `AGENTIC_CARRIER_URL`, or the built-in simulated carrier when it is
+/// unset (registered as a handle, so its mode can be switched).
+pub fn register(
+    handles: &mut crate::ops::context::Handles,
+    writes: &crate::db::WriteGate,
+    config: &crate::config::Config,
+) -> Option<Arc<dyn crate::outbox::Handler>> {
+    let carrier: Arc<dyn carrier::Carrier> = match &config.carrier_url {
+        Some(url) => {
+            let timeout = std::time::Duration::from_secs(15);
+            let options = crate::net::OutboundOptions {
+                request_timeout: timeout,
+                connect_timeout: std::time::Duration::from_secs(5),
+                user_agent: format!("agentic-api/{}", env!("CARGO_PKG_VERSION")),
+                ..Default::default()
+            };
+            let outbound = match crate::net::Outbound::start(config.url_policy(), options) {
+                Ok(o) => o,
+                Err(e) => {
+                    tracing::error!(error = %e, "cannot start the carrier client; text messages stay queued");
+                    return None;
+                }
+            };
+            let key = config.carrier_api_key.clone();
+            if key.is_none() {
+                tracing::warn!(
+                    "AGENTIC_CARRIER_API_KEY is unset; the carrier will refuse requests"
+                );
+            }
+            Arc::new(telnyx::Telnyx::new(outbound, url, key, timeout))
+        }
+        None => {
+            let simulated = carrier::Simulated::new(carrier::SimMode::Deliver);
+            handles.insert(simulated.clone());
+            Arc::new(simulated)
+        }
+    };
+    Some(Arc::new(sender::Sender::new(carrier, writes.clone())))
+}

@@ -124,7 +124,9 @@ struct EventData {
 
 #[derive(Debug, Deserialize)]
 struct Payload {
-    id: String,
+    /// The message's id (ours for reports; only reports need it).
+    #[serde(default)]
+    id: Option<String>,
     #[serde(default, rename = "type")]
     kind: Option<String>,
     #[serde(default)]
@@ -228,7 +230,7 @@ pub fn parse_event(body: &[u8]) -> Result<CarrierEvent, Unreadable> {
         let to = first_to.ok_or_else(|| Unreadable("message.received without to".into()))?;
         return Ok(CarrierEvent::Inbound {
             event_id,
-            message_id: payload.id,
+            message_id: payload.id.unwrap_or_default(),
             channel,
             from: from.phone_number,
             to: to.phone_number,
@@ -243,9 +245,12 @@ pub fn parse_event(body: &[u8]) -> Result<CarrierEvent, Unreadable> {
         "sending_failed" | "delivery_failed" | "failed" => Delivery::Failed,
         _ => Delivery::Unconfirmed,
     };
+    let message_id = payload
+        .id
+        .ok_or_else(|| Unreadable(format!("{event_type} without the message's id")))?;
     Ok(CarrierEvent::Status {
         event_id,
-        message_id: payload.id,
+        message_id,
         channel,
         delivery,
     })

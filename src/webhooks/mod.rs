@@ -23,16 +23,11 @@ pub static OPERATIONS: &[&OperationDef] = &[
     &def::<operations::ListWebhookDeliveries>(&operations::__path_list_webhook_deliveries),
 ];
 
-/// Starts delivery: the outbox with the webhook queue (its own outbound
-/// client, whose timeout is the delivery timeout).
+/// The webhook queue's handler (its own outbound client, whose timeout
+/// is the delivery timeout); `None` when the client cannot start.
 pub fn register(
-    handles: &mut crate::ops::context::Handles,
-    db: &sea_orm::DatabaseConnection,
-    writes: &crate::db::WriteGate,
-    bus: &crate::bus::EventBus,
     config: &crate::config::Config,
-    shutdown: &tokio_util::sync::CancellationToken,
-) {
+) -> Option<std::sync::Arc<dyn crate::outbox::Handler>> {
     let mut tuning = config.webhook_delivery.clone();
     if let Some(secs) = config.webhook_timeout {
         tuning.timeout = std::time::Duration::from_secs(secs);
@@ -50,22 +45,9 @@ pub fn register(
         Ok(o) => o,
         Err(e) => {
             tracing::error!(error = %e, "cannot start the webhook client; webhooks are not delivered");
-            return;
+            return None;
         }
     };
-    let mut outbox_tuning = config.outbox.clone();
-    if let Some(secs) = config.lease_seconds {
-        (outbox_tuning.lease, outbox_tuning.sweep) =
-            crate::config::lease_and_sweep(secs, outbox_tuning.sweep);
-    }
     let deliveries = delivery::Deliveries::new(outbound, config.webhook_secret_key.clone(), tuning);
-    let outbox = crate::outbox::Outbox::start(
-        db.clone(),
-        writes.clone(),
-        bus,
-        outbox_tuning,
-        vec![std::sync::Arc::new(deliveries)],
-        shutdown.clone(),
-    );
-    handles.insert(outbox);
+    Some(std::sync::Arc::new(deliveries))
 }

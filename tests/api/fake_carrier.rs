@@ -1,12 +1,12 @@
-//! A fake carrier speaking Telnyx v2 messaging: a real HTTP server on
-//! 127.0.0.1 that records each submission (path, authorization, JSON body)
-//! and answers as told (accept with a message id, a given status and body,
-//! or never), and signs webhook events with its own Ed25519 key the way the
-//! carrier does, for the server's webhook endpoint.
+//! A fake carrier speaking Telnyx's v2 messaging wire format on 127.0.0.1
+//! (port 0): records every submission (path, authorization, JSON body) and
+//! answers as told (accept with a message id, refuse with a status and
+//! Telnyx's error body, wait first, or never answer); it also signs webhook
+//! events with its own Ed25519 key the way the carrier does.
 #![allow(dead_code)]
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU16, AtomicU64, Ordering};
 
 use actix_web::dev::ServerHandle;
 use actix_web::{App, HttpRequest, HttpResponse, HttpServer, web};
@@ -16,29 +16,21 @@ use ed25519_dalek::{Signer, SigningKey};
 use parking_lot::Mutex;
 use serde_json::{Value, json};
 
-/// One submission as received.
 #[derive(Clone, Debug)]
-pub struct Submitted {
+pub struct Request {
     pub path: String,
     pub authorization: Option<String>,
     pub body: Value,
 }
 
-/// How the carrier answers submissions.
-#[derive(Clone, Debug)]
-pub enum Answer {
-    /// 200 with `{data: {id: "tx-N", to: [{status: "queued"}]}}`.
-    Accept,
-    /// This status and body.
-    Status(u16, String),
-    /// Never (the request stays open until the client gives up).
-    Hang,
-}
-
 struct State {
-    seen: Mutex<Vec<Submitted>>,
-    answer: Mutex<Answer>,
-    next_id: AtomicU64,
+    requests: Mutex<Vec<Request>>,
+    status: AtomicU16,
+    next: AtomicU64,
+    /// Milliseconds each answer waits.
+    delay_ms: AtomicU64,
+    /// Never answer (the client gives up).
+    hang: AtomicBool,
 }
 
 pub struct FakeCarrier {
@@ -55,52 +47,61 @@ impl Drop for FakeCarrier {
     }
 }
 
-async fn submit(req: HttpRequest, body: web::Bytes, state: web::Data<State>) -> HttpResponse {
-    let id = state.next_id.fetch_add(1, Ordering::SeqCst) + 1;
-    state.seen.lock().push(Submitted {
+async fn messages(req: HttpRequest, body: web::Bytes, state: web::Data<State>) -> HttpResponse {
+    let delay = state.delay_ms.load(Ordering::SeqCst);
+    if delay > 0 {
+        tokio::time::sleep(std::time::Duration::from_millis(delay)).await;
+    }
+    let parsed: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+    state.requests.lock().push(Request {
         path: req.path().to_string(),
         authorization: req
             .headers()
             .get("authorization")
             .and_then(|v| v.to_str().ok())
             .map(String::from),
-        body: serde_json::from_slice(&body).unwrap_or(Value::Null),
+        body: parsed.clone(),
     });
-    let answer = state.answer.lock().clone();
-    match answer {
-        Answer::Accept => HttpResponse::Ok().json(json!({"data": {
-            "record_type": "message", "id": format!("tx-{id}"), "type": "SMS",
-            "to": [{"phone_number": "+12127360000", "status": "queued"}]
-        }})),
-        Answer::Status(status, body) => {
-            HttpResponse::build(actix_web::http::StatusCode::from_u16(status).unwrap_or_default())
-                .content_type("application/json")
-                .body(body)
-        }
-        Answer::Hang => {
-            std::future::pending::<()>().await;
-            HttpResponse::Ok().finish()
-        }
+    if state.hang.load(Ordering::SeqCst) {
+        std::future::pending::<()>().await;
+    }
+    let status = state.status.load(Ordering::SeqCst);
+    let code = actix_web::http::StatusCode::from_u16(status).unwrap_or_default();
+    if (200..300).contains(&status) {
+        let n = state.next.fetch_add(1, Ordering::SeqCst) + 1;
+        HttpResponse::build(code).json(json!({"data": {
+            "record_type": "message", "direction": "outbound",
+            "id": format!("40317f2c-0000-4000-8000-{n:012}"),
+            "to": [{"phone_number": parsed["to"], "status": "queued"}],
+            "text": parsed["text"], "type": "SMS",
+        }}))
+    } else {
+        HttpResponse::build(code).json(json!({"errors": [
+            {"code": "40310", "title": "Invalid 'to' address", "detail": "The 'to' address is not valid."}
+        ]}))
     }
 }
 
 impl FakeCarrier {
     pub async fn start() -> FakeCarrier {
         let state = Arc::new(State {
-            seen: Mutex::new(Vec::new()),
-            answer: Mutex::new(Answer::Accept),
-            next_id: AtomicU64::new(0),
+            requests: Mutex::new(Vec::new()),
+            status: AtomicU16::new(200),
+            next: AtomicU64::new(0),
+            delay_ms: AtomicU64::new(0),
+            hang: AtomicBool::new(false),
         });
-        let data = web::Data::from(Arc::clone(&state));
+        let data = web::Data::from(state.clone());
         let server = HttpServer::new(move || {
             App::new()
                 .app_data(data.clone())
-                .default_service(web::route().to(submit))
+                .route("/v2/messages", web::post().to(messages))
+                .route("/v2/messages/rcs", web::post().to(messages))
         })
-        .workers(1)
+        .workers(2)
         .disable_signals()
-        .bind(("127.0.0.1", 0))
-        .expect("bind fake carrier");
+        .bind("127.0.0.1:0")
+        .expect("bind the fake carrier");
         let port = server.addrs()[0].port();
         let server = server.run();
         let handle = server.handle();
@@ -113,48 +114,34 @@ impl FakeCarrier {
         }
     }
 
-    pub fn answer(&self, a: Answer) {
-        *self.state.answer.lock() = a;
+    /// The status of the next answers (2xx accepts, anything else refuses
+    /// with Telnyx's error body).
+    pub fn answer(&self, status: u16) {
+        self.state.status.store(status, Ordering::SeqCst);
     }
 
-    pub fn seen(&self) -> Vec<Submitted> {
-        self.state.seen.lock().clone()
+    pub fn delay(&self, ms: u64) {
+        self.state.delay_ms.store(ms, Ordering::SeqCst);
     }
 
-    /// The carrier's public key as its portal shows it (base64).
+    /// Requests are recorded and never answered.
+    pub fn hang(&self) {
+        self.state.hang.store(true, Ordering::SeqCst);
+    }
+
+    pub fn requests(&self) -> Vec<Request> {
+        self.state.requests.lock().clone()
+    }
+
+    /// The carrier's webhook public key as its portal shows it (base64).
     pub fn public_key(&self) -> String {
         STANDARD.encode(self.key.verifying_key().to_bytes())
     }
 
-    /// The `telnyx-signature-ed25519` and `telnyx-timestamp` headers for
-    /// `body` signed at Unix time `at`.
-    pub fn sign(&self, body: &[u8], at: i64) -> (String, String) {
-        let ts = at.to_string();
-        let mut signed = format!("{ts}|").into_bytes();
+    /// The `telnyx-signature-ed25519` value for `body` signed at `at`.
+    pub fn sign(&self, body: &[u8], at: i64) -> String {
+        let mut signed = format!("{at}|").into_bytes();
         signed.extend_from_slice(body);
-        (STANDARD.encode(self.key.sign(&signed).to_bytes()), ts)
-    }
-
-    /// A `message.received` event: `text` from `from` to our line `to`.
-    pub fn inbound(&self, from: &str, to: &str, text: &str) -> Vec<u8> {
-        let id = self.state.next_id.fetch_add(1, Ordering::SeqCst) + 1;
-        serde_json::to_vec(&json!({"data": {
-            "record_type": "event", "id": format!("ev-{id}"), "event_type": "message.received",
-            "occurred_at": chrono::Utc::now().to_rfc3339(),
-            "payload": {"id": format!("in-{id}"), "direction": "inbound", "type": "SMS",
-                "from": {"phone_number": from}, "to": [{"phone_number": to, "status": "webhook_delivered"}],
-                "text": text}},
-            "meta": {"attempt": 1}}))
-        .unwrap_or_default()
-    }
-
-    /// A `message.finalized` delivery report for our message `carrier_id`.
-    pub fn report(&self, carrier_id: &str, kind: &str, status: &str) -> Vec<u8> {
-        let id = self.state.next_id.fetch_add(1, Ordering::SeqCst) + 1;
-        serde_json::to_vec(&json!({"data": {
-            "record_type": "event", "id": format!("ev-{id}"), "event_type": "message.finalized",
-            "payload": {"id": carrier_id, "type": kind,
-                "to": [{"phone_number": "+12127360000", "status": status}]}}}))
-        .unwrap_or_default()
+        STANDARD.encode(self.key.sign(&signed).to_bytes())
     }
 }

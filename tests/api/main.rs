@@ -23,6 +23,7 @@ mod oauth;
 mod openapi;
 mod outbound;
 mod permissions;
+mod phone;
 mod phone_carrier;
 mod rate_limits;
 mod receiver;

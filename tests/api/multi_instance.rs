@@ -675,3 +675,140 @@ async fn an_mcp_session_opened_on_one_instance_is_served_by_another_to_its_owner
         );
     }
 }
+
+#[actix_web::test]
+#[ignore = "needs PostgreSQL (AGENTIC_TEST_DATABASE_URL)"]
+async fn two_instances_never_send_a_text_twice_and_a_sender_killed_mid_batch_loses_nothing() {
+    use std::collections::HashSet;
+
+    use agentic_api::auth::tenancy::{self, NewAccount, NewLine};
+    use agentic_api::outbox::Outbox;
+    use sea_orm::EntityTrait;
+
+    use crate::fake_carrier::FakeCarrier;
+
+    require_postgres();
+    let fake = FakeCarrier::start().await;
+    // A slow carrier (100 ms an answer), so a batch is under way when an
+    // instance dies.
+    fake.delay(100);
+    let base = fake.base.clone();
+    let quick = move |c: &mut agentic_api::Config| {
+        c.outbox.lease = Duration::from_secs(2);
+        c.outbox.sweep = Duration::from_millis(300);
+        c.carrier_url = Some(base.clone());
+        c.carrier_api_key = "KEY".parse().ok();
+    };
+    let a = spawn_app_with(quick.clone()).await;
+    let b = spawn_on(&a.database_url, quick).await;
+    let mut account = NewAccount::named("Lines");
+    account.phone_lines = true;
+    let t = a.tenant_with(account, "admin", &["platform:write"]).await;
+    const LINES: usize = 4;
+    const PER_LINE: usize = 25;
+    let mut lines = Vec::new();
+    for i in 0..LINES {
+        let id = tenancy::provision_line(
+            &a.db,
+            NewLine {
+                account_id: t.account_id.clone(),
+                number: format!("+1415555020{i}"),
+                kind: "sms".into(),
+                rcs_agent_verified: false,
+                messaging_profile: None,
+                inactive: false,
+            },
+        )
+        .await
+        .unwrap()
+        .to_string();
+        agentic_api::phone::admin::set_line_limits(
+            &a.db,
+            &id,
+            agentic_api::phone::admin::LimitsChange {
+                per_minute: Some(10_000),
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap();
+        lines.push(id);
+    }
+    // Messages accepted through both instances, each text unique.
+    for n in 0..PER_LINE {
+        for (i, line) in lines.iter().enumerate() {
+            let via = if (n + i) % 2 == 0 { &a } else { &b };
+            let res = via
+                .post(
+                    "/api/v2/communications/messages",
+                    &t.key,
+                    &json!({"requestId": uuid::Uuid::new_v4().to_string(), "endpointId": line,
+                        "to": "+14155550124", "text": format!("m-{line}-{n}")}),
+                )
+                .await;
+            assert_eq!(res.status, 202, "{}", res.body);
+        }
+    }
+    // Kill whichever instance is sending once part of the batch went out.
+    while fake.requests().len() < 20 {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let busy = |app: &TestApp| {
+        !app.state
+            .get::<Outbox>()
+            .unwrap()
+            .local_lanes("text")
+            .is_empty()
+    };
+    let (gone, stays) = if busy(&a) { (&a, &b) } else { (&b, &a) };
+    gone.state.shutdown.cancel();
+    gone.handle.stop(false).await;
+    // The other instance takes the lanes over once the leases run out.
+    let outbox = stays.state.get::<Outbox>().unwrap().clone();
+    loop {
+        outbox.drain("text", Duration::from_secs(60)).await.unwrap();
+        let rows = entity::phone_message::Entity::find()
+            .all(&stays.db)
+            .await
+            .unwrap();
+        if rows
+            .iter()
+            .all(|m| m.status != "pending" && m.status != "submitting")
+        {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let rows = entity::phone_message::Entity::find()
+        .all(&stays.db)
+        .await
+        .unwrap();
+    assert_eq!(rows.len(), LINES * PER_LINE);
+    let sent: Vec<String> = fake
+        .requests()
+        .iter()
+        .map(|r| r.body["text"].as_str().unwrap().to_string())
+        .collect();
+    let distinct: HashSet<&String> = sent.iter().collect();
+    assert_eq!(
+        distinct.len(),
+        sent.len(),
+        "a text went to the carrier twice"
+    );
+    // Nothing lost: every message was submitted once, or (cut between its
+    // claim and its record) is held for an operator, never re-sent.
+    for m in &rows {
+        match m.status.as_str() {
+            "submitted" => assert!(
+                distinct.contains(&m.text),
+                "{} submitted but never sent",
+                m.text
+            ),
+            "held" => {}
+            other => panic!("message {} is {other}", m.id),
+        }
+    }
+    // And whatever reached the carrier is accounted for.
+    let texts: HashSet<&String> = rows.iter().map(|m| &m.text).collect();
+    assert!(sent.iter().all(|t| texts.contains(t)));
+}

@@ -10,7 +10,7 @@ use agentic_api::phone::telnyx::Telnyx;
 use agentic_api::types::UrlPolicy;
 use serde_json::json;
 
-use crate::fake_carrier::{Answer, FakeCarrier};
+use crate::fake_carrier::FakeCarrier;
 
 fn adapter(base: &str, timeout: Duration) -> Telnyx {
     let outbound = Outbound::start(
@@ -42,13 +42,15 @@ async fn sms_and_rcs_go_out_in_the_carriers_wire_format_and_its_id_is_kept() {
     assert_eq!(
         sms,
         Submission::Accepted {
-            carrier_id: "tx-1".into(),
+            carrier_id: "40317f2c-0000-4000-8000-000000000001".into(),
             report: None
         }
     );
     let rcs = telnyx.submit(&message("rcs")).await;
-    assert!(matches!(rcs, Submission::Accepted { ref carrier_id, .. } if carrier_id == "tx-2"));
-    let seen = carrier.seen();
+    assert!(
+        matches!(rcs, Submission::Accepted { ref carrier_id, .. } if carrier_id.ends_with("0002"))
+    );
+    let seen = carrier.requests();
     assert_eq!(seen.len(), 2);
     assert_eq!(seen[0].path, "/v2/messages");
     assert_eq!(seen[0].authorization.as_deref(), Some("Bearer KEY-123"));
@@ -70,31 +72,28 @@ async fn sms_and_rcs_go_out_in_the_carriers_wire_format_and_its_id_is_kept() {
 async fn refusals_retryable_answers_and_unknown_outcomes_are_told_apart() {
     let carrier = FakeCarrier::start().await;
     let telnyx = adapter(&carrier.base, Duration::from_millis(500));
-    carrier.answer(Answer::Status(
-        422,
-        r#"{"errors":[{"code":"40310","title":"Invalid 'to' address","detail":"not reachable by RCS"}]}"#.into(),
-    ));
+    carrier.answer(422);
     let refused = telnyx.submit(&message("rcs")).await;
     assert!(
-        matches!(&refused, Submission::Rejected(why) if why.contains("40310") && why.contains("not reachable by RCS")),
+        matches!(&refused, Submission::Rejected(why) if why.contains("40310") && why.contains("not valid")),
         "{refused:?}"
     );
-    carrier.answer(Answer::Status(429, "{}".into()));
+    carrier.answer(429);
     assert!(matches!(
         telnyx.submit(&message("sms")).await,
         Submission::NotSent(_)
     ));
-    carrier.answer(Answer::Status(502, "bad gateway".into()));
+    carrier.answer(502);
     assert!(matches!(
         telnyx.submit(&message("sms")).await,
         Submission::Unknown(_)
     ));
     // The request arrived and no answer came: it may have been sent.
-    carrier.answer(Answer::Hang);
+    carrier.hang();
     let hung = telnyx.submit(&message("sms")).await;
     assert!(matches!(hung, Submission::Unknown(_)), "{hung:?}");
     assert_eq!(
-        carrier.seen().len(),
+        carrier.requests().len(),
         4,
         "one request per submission, no retry inside"
     );

@@ -1,0 +1,170 @@
+//! Sending limits (rule 1), shared by SMS and RCS: destination countries,
+//! messages per minute per line, and a daily spend cap (segments × the
+//! line's price per segment, per UTC day). A line has its own limits (the
+//! defaults until an operator sets them); an account may add limits over
+//! all its lines (countries it may reach, a daily cap).
+
+use chrono::{DateTime, Utc};
+use sea_orm::sea_query::Expr;
+
+use sea_orm::{
+    ColumnTrait, ConnectionTrait, DbErr, EntityTrait, PaginatorTrait, QueryFilter, QuerySelect,
+};
+
+use entity::{phone_account_limit, phone_line_limit, phone_message};
+
+/// Destinations of a fresh line: the +1 countries US and Canada.
+pub const DEFAULT_COUNTRIES: &[&str] = &["US", "CA"];
+/// Messages a minute per line.
+pub const DEFAULT_PER_MINUTE: i32 = 60;
+/// Price of one segment, in micro-units of the account's currency
+/// (0.0079: a typical US SMS segment).
+pub const DEFAULT_SEGMENT_PRICE_MICROS: i64 = 7_900;
+/// Daily spend cap per line: 100.00, i.e. 12,658 segments, 1,150
+/// 1,600-character GSM-7 messages (11 segments) or 527 UCS-2 ones (24).
+pub const DEFAULT_DAILY_SPEND_CAP_MICROS: i64 = 100_000_000;
+
+/// The limits that apply to one line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Limits {
+    pub countries: Vec<String>,
+    pub per_minute: i32,
+    pub daily_spend_cap_micros: i64,
+    pub segment_price_micros: i64,
+    pub account_countries: Option<Vec<String>>,
+    pub account_daily_spend_cap_micros: Option<i64>,
+}
+
+fn split(s: &str) -> Vec<String> {
+    s.split(',')
+        .map(|c| c.trim().to_ascii_uppercase())
+        .filter(|c| !c.is_empty())
+        .collect()
+}
+
+pub async fn for_line(
+    conn: &impl ConnectionTrait,
+    account_id: &str,
+    line_id: i64,
+) -> Result<Limits, DbErr> {
+    let line = phone_line_limit::Entity::find_by_id(line_id)
+        .one(conn)
+        .await?;
+    let account = phone_account_limit::Entity::find_by_id(account_id.to_string())
+        .one(conn)
+        .await?;
+    let mut limits = match line {
+        Some(l) => Limits {
+            countries: split(&l.countries),
+            per_minute: l.per_minute,
+            daily_spend_cap_micros: l.daily_spend_cap_micros,
+            segment_price_micros: l.segment_price_micros,
+            account_countries: None,
+            account_daily_spend_cap_micros: None,
+        },
+        None => Limits {
+            countries: DEFAULT_COUNTRIES.iter().map(|c| c.to_string()).collect(),
+            per_minute: DEFAULT_PER_MINUTE,
+            daily_spend_cap_micros: DEFAULT_DAILY_SPEND_CAP_MICROS,
+            segment_price_micros: DEFAULT_SEGMENT_PRICE_MICROS,
+            account_countries: None,
+            account_daily_spend_cap_micros: None,
+        },
+    };
+    if let Some(a) = account {
+        limits.account_countries = a.countries.as_deref().map(split);
+        limits.account_daily_spend_cap_micros = a.daily_spend_cap_micros;
+    }
+    Ok(limits)
+}
+
+/// Which limit a message would break.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Breach {
+    Country(Option<String>),
+    PerMinute(i32),
+    DailySpend {
+        cap_micros: i64,
+        scope: &'static str,
+    },
+}
+
+/// Start of the UTC day of `now`.
+fn day_start(now: DateTime<Utc>) -> DateTime<Utc> {
+    now.date_naive()
+        .and_hms_opt(0, 0, 0)
+        .map(|d| d.and_utc())
+        .unwrap_or(now)
+}
+
+async fn spent(
+    conn: &impl ConnectionTrait,
+    column: phone_message::Column,
+    value: sea_orm::Value,
+    since: DateTime<Utc>,
+) -> Result<i64, DbErr> {
+    let sum: Option<Option<i64>> = phone_message::Entity::find()
+        .select_only()
+        .expr(Expr::cust("CAST(COALESCE(SUM(cost_micros), 0) AS BIGINT)"))
+        .filter(column.eq(value))
+        .filter(phone_message::Column::CreatedAt.gte(since))
+        .into_tuple()
+        .one(conn)
+        .await?;
+    Ok(sum.flatten().unwrap_or(0))
+}
+
+/// Checks a message of `cost_micros` to `country` against `limits`, given
+/// what the line and account already queued (in the caller's transaction,
+/// which holds the line's lock, so concurrent sends are counted).
+pub async fn check(
+    conn: &impl ConnectionTrait,
+    limits: &Limits,
+    account_id: &str,
+    line_id: i64,
+    country: Option<&str>,
+    cost_micros: i64,
+    now: DateTime<Utc>,
+) -> Result<Option<Breach>, DbErr> {
+    let allowed = |list: &[String]| country.is_some_and(|c| list.iter().any(|l| l == c));
+    if !allowed(&limits.countries)
+        || limits
+            .account_countries
+            .as_deref()
+            .is_some_and(|l| !allowed(l))
+    {
+        return Ok(Some(Breach::Country(country.map(String::from))));
+    }
+    let last_minute = phone_message::Entity::find()
+        .filter(phone_message::Column::LineId.eq(line_id))
+        .filter(phone_message::Column::CreatedAt.gt(now - chrono::Duration::seconds(60)))
+        .count(conn)
+        .await?;
+    if last_minute >= limits.per_minute.max(0) as u64 {
+        return Ok(Some(Breach::PerMinute(limits.per_minute)));
+    }
+    let today = day_start(now);
+    let line_spent = spent(conn, phone_message::Column::LineId, line_id.into(), today).await?;
+    if line_spent + cost_micros > limits.daily_spend_cap_micros {
+        return Ok(Some(Breach::DailySpend {
+            cap_micros: limits.daily_spend_cap_micros,
+            scope: "line",
+        }));
+    }
+    if let Some(cap) = limits.account_daily_spend_cap_micros {
+        let acct = spent(
+            conn,
+            phone_message::Column::AccountId,
+            account_id.into(),
+            today,
+        )
+        .await?;
+        if acct + cost_micros > cap {
+            return Ok(Some(Breach::DailySpend {
+                cap_micros: cap,
+                scope: "account",
+            }));
+        }
+    }
+    Ok(None)
+}
