@@ -931,6 +931,34 @@ async fn the_http_adapter_speaks_telnyx_v2_to_a_fake_carrier() {
         200
     );
     assert_eq!(status(&app, &sms).await.status, "delivered");
+    // Reports only move a message forward: a late failure or `sent` does
+    // not undo `delivered`; a read receipt follows it.
+    for (late, after) in [
+        ("delivery_failed", "delivered"),
+        ("sent", "delivered"),
+        ("read", "read"),
+        ("delivered", "read"),
+    ] {
+        let event = json!({"data": {"event_type": "message.finalized", "id": format!("e-{late}"),
+            "record_type": "event",
+            "payload": {"id": carrier_id, "to": [{"phone_number": TO, "status": late}]}}});
+        assert_eq!(
+            carrier_event(&app, Some(&carrier_key), now, &event).await,
+            200
+        );
+        assert_eq!(status(&app, &sms).await.status, after, "after {late}");
+    }
+    // A verified body that is not an event is refused as such.
+    assert_eq!(
+        carrier_event(
+            &app,
+            Some(&carrier_key),
+            now,
+            &json!({"data": {"event_type": "message.sent"}})
+        )
+        .await,
+        400
+    );
     // A refusal fails the message; a 5xx leaves the outcome unknown: held,
     // and never sent again.
     fake.answer(422);
