@@ -22,7 +22,7 @@ use sea_orm::{
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
-use entity::{phone_line, phone_message};
+use entity::{phone_line, phone_message, phone_opt_out};
 
 use super::carrier::{Carrier, Outgoing, Submission};
 use crate::db::WriteGate;
@@ -189,6 +189,19 @@ impl LaneWorker for Worker {
         let Some(id) = message_id(job) else {
             return Ok(Outcome::Skipped(json!({ "error": "unreadable job" })));
         };
+        // A recipient who texted STOP after the message was queued is not
+        // sent to (rule 8 holds for queued messages too).
+        if let Some(msg) = phone_message::Entity::find_by_id(id).one(&self.db).await?
+            && msg.status == "pending"
+            && phone_opt_out::Entity::find_by_id((msg.line_id, msg.to_number.clone()))
+                .one(&self.db)
+                .await?
+                .is_some()
+        {
+            return Ok(Outcome::Failed(json!({
+                "error": "the recipient opted out (STOP) after the message was queued"
+            })));
+        }
         // The claim: committed before anything leaves.
         let claimed = {
             let _turn = self.writes.enter().await;

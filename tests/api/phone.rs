@@ -981,3 +981,51 @@ async fn the_http_adapter_speaks_telnyx_v2_to_a_fake_carrier() {
     drain(&app).await;
     assert_eq!(fake.requests().len(), 4);
 }
+
+#[actix_web::test]
+async fn a_message_queued_before_stop_is_not_sent_after_it() {
+    let app = spawn_app().await;
+    let sim = app.state.get::<Simulated>().unwrap().clone();
+    let t = enrolled(&app).await;
+    let l = line(&app, &t, "+14155550100", |_| {}).await;
+    let id = app.post(SMS, &t.key, &body(&l, TO, "a")).await.data()["message"]["outboxId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    drain(&app).await;
+    // A message still queued (as its job left it) when the recipient opts out.
+    let mut row = status(&app, &id).await;
+    row.request_id = uuid::Uuid::new_v4().to_string();
+    row.status = "pending".into();
+    row.carrier_message_id = None;
+    let mut active: phone_message::ActiveModel = row.into();
+    active.id = sea_orm::ActiveValue::NotSet;
+    let queued = phone_message::Entity::insert(active)
+        .exec(&app.db)
+        .await
+        .unwrap()
+        .last_insert_id;
+    phone_opt_out::Entity::insert(phone_opt_out::ActiveModel {
+        line_id: Set(l.parse().unwrap()),
+        recipient: Set(TO.into()),
+        created_at: Set(chrono::Utc::now()),
+    })
+    .exec_without_returning(&app.db)
+    .await
+    .unwrap();
+    agentic_api::outbox::store::enqueue(
+        &app.db,
+        &[agentic_api::outbox::NewJob {
+            queue: "text",
+            lane: l.clone(),
+            payload: json!({ "messageId": queued }).to_string(),
+        }],
+    )
+    .await
+    .unwrap();
+    drain(&app).await;
+    let m = status(&app, &queued.to_string()).await;
+    assert_eq!(m.status, "failed");
+    assert!(m.error.unwrap().contains("opted out"));
+    assert_eq!(sim.submissions(), 1);
+}
