@@ -152,6 +152,10 @@ pub struct Config {
     /// Lifetime of stream tokens; not part of the operator contract (tests shorten it).
     #[arg(skip = DEFAULT_STREAM_TOKEN_TTL)]
     pub stream_token_ttl: std::time::Duration,
+    /// How long an MCP session lives after its last request; not part of
+    /// the operator contract (tests shorten it).
+    #[arg(skip = crate::mcp::sessions::DEFAULT_TTL)]
+    pub mcp_session_ttl: std::time::Duration,
     /// Lifetimes of OAuth codes, tokens and authorizations in progress;
     /// not part of the operator contract (tests shorten them).
     #[arg(skip)]
@@ -295,6 +299,7 @@ impl Config {
             discovery: DiscoveryTuning::default(),
             bus_heartbeat: crate::bus::DEFAULT_HEARTBEAT,
             stream_token_ttl: DEFAULT_STREAM_TOKEN_TTL,
+            mcp_session_ttl: crate::mcp::sessions::DEFAULT_TTL,
             demo_seller_delay_scale: 1.0,
             webhook_secret_key: None,
             webhook_timeout: None,

@@ -17,6 +17,7 @@ pub mod discovery_proposal;
 pub mod discovery_revision;
 pub mod discovery_selection;
 pub mod discovery_session;
+pub mod mcp_session;
 pub mod oauth_client;
 pub mod oauth_code;
 pub mod oauth_grant;

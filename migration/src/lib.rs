@@ -12,7 +12,8 @@ mod m20261124_130000_discovery;
 mod m20261125_120000_webhook_subscriptions;
 mod m20261126_090000_outbox;
 mod m20261127_090000_oauth;
-mod m20261128_090000_phone_messages;
+mod m20261128_090000_mcp_sessions;
+mod m20261129_090000_phone_messages;
 
 /// A foreign key that deletes the row with its parent.
 pub(crate) fn cascade(
@@ -44,7 +45,8 @@ impl MigratorTrait for Migrator {
             Box::new(m20261125_120000_webhook_subscriptions::Migration),
             Box::new(m20261126_090000_outbox::Migration),
             Box::new(m20261127_090000_oauth::Migration),
-            Box::new(m20261128_090000_phone_messages::Migration),
+            Box::new(m20261128_090000_mcp_sessions::Migration),
+            Box::new(m20261129_090000_phone_messages::Migration),
         ]
     }
 }

@@ -4,9 +4,12 @@
 //! server does the protocol (sessions with `Mcp-Session-Id`, JSON or SSE
 //! answers, `DELETE` to end a session, `Host`/`Origin` checks against DNS
 //! rebinding); this module authenticates the bearer credential first (a 401
-//! names the protected-resource metadata) and adapts actix's request and
-//! response to the `http` 1.x types rmcp speaks.
+//! names the protected-resource metadata), admits a request that names a
+//! session only for that session's owner ([`sessions`]: sessions live in
+//! the database and any instance serves them), and adapts actix's request
+//! and response to the `http` 1.x types rmcp speaks.
 
+pub mod sessions;
 pub mod tools;
 pub mod v3;
 
@@ -16,7 +19,9 @@ use actix_web::{HttpRequest, HttpResponse, web};
 use futures_util::StreamExt;
 use http_body_util::BodyExt;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
-use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
+use rmcp::transport::streamable_http_server::{
+    SessionManager, StreamableHttpServerConfig, StreamableHttpService,
+};
 
 use crate::error::ApiError;
 use crate::http::auth::bearer_token;
@@ -28,6 +33,10 @@ const MAX_BODY: usize = 1024 * 1024;
 /// One MCP server (`/mcp/buyer`, `/mcp/v3`), built once per app.
 pub struct Endpoint<S> {
     service: StreamableHttpService<S, LocalSessionManager>,
+    /// The sessions this instance holds in memory (rmcp's).
+    local: Arc<LocalSessionManager>,
+    /// Every instance's sessions of this endpoint, with their owners.
+    sessions: Arc<sessions::Sessions>,
     /// Its path, for the protected-resource metadata it names on a 401.
     path: &'static str,
 }
@@ -59,17 +68,25 @@ fn endpoint<S: rmcp::ServerHandler + Send + 'static>(
     path: &'static str,
     make: impl Fn() -> S + Send + Sync + 'static,
 ) -> Endpoint<S> {
-    let config = StreamableHttpServerConfig::default()
+    let sessions = Arc::new(sessions::Sessions::new(
+        state.db.clone(),
+        path,
+        state.config.mcp_session_ttl,
+    ));
+    let mut config = StreamableHttpServerConfig::default()
         .with_allowed_hosts(allowed_hosts(state))
         .with_allowed_origins(allowed_origins(state))
         .enforce_origin_validation()
         .with_cancellation_token(state.shutdown.child_token());
-    let service = StreamableHttpService::new(
-        move || Ok(make()),
-        Arc::new(LocalSessionManager::default()),
-        config,
-    );
-    Endpoint { service, path }
+    config.session_store = Some(sessions.clone());
+    let local = Arc::new(LocalSessionManager::default());
+    let service = StreamableHttpService::new(move || Ok(make()), local.clone(), config);
+    Endpoint {
+        service,
+        local,
+        sessions,
+        path,
+    }
 }
 
 /// The names this server answers to: the public URL's host and the
@@ -163,6 +180,28 @@ async fn serve<S: rmcp::ServerHandler + Send + 'static>(
             format!("MCP request body over {MAX_BODY} bytes"),
         ));
     }
+    let owner = sessions::Owner::of(&caller);
+    if let Some(id) = req
+        .headers()
+        .get("mcp-session-id")
+        .and_then(|v| v.to_str().ok())
+    {
+        match endpoint.sessions.admit(id, &owner).await? {
+            sessions::Admission::Admitted => {}
+            sessions::Admission::Stranger => return Ok(session_not_found()),
+            sessions::Admission::Unknown => {
+                // Ended or expired (perhaps through another instance): this
+                // instance's worker for it, if any, goes too.
+                let id: rmcp::transport::streamable_http_server::SessionId = id.into();
+                if endpoint.local.has_session(&id).await.unwrap_or(false)
+                    && let Err(e) = endpoint.local.close_session(&id).await
+                {
+                    tracing::warn!(error = %e, "closing an ended MCP session");
+                }
+                return Ok(session_not_found());
+            }
+        }
+    }
     let method_is_delete = req.method() == actix_web::http::Method::DELETE;
     let mut builder = http::Request::builder()
         .method(req.method().as_str())
@@ -177,7 +216,7 @@ async fn serve<S: rmcp::ServerHandler + Send + 'static>(
     request
         .extensions_mut()
         .insert(actix_rt::Arbiter::current());
-    let response = endpoint.service.handle(request).await;
+    let response = sessions::as_caller(owner, endpoint.service.handle(request)).await;
     let (parts, body) = response.into_parts();
     let mut status = parts.status.as_u16();
     // A session ended by DELETE is gone, not pending: 204 (the reference
@@ -192,11 +231,25 @@ async fn serve<S: rmcp::ServerHandler + Send + 'static>(
     for (name, value) in parts.headers.iter() {
         out.append_header((name.as_str(), value.as_bytes()));
     }
+    // No body (204, or rmcp's empty 202): written as such. Streamed, it
+    // would be chunked, and a 204 followed by the chunked terminator
+    // corrupts the kept-alive connection for the client's next request.
+    if status == 204 || http_body::Body::size_hint(&body).exact() == Some(0) {
+        return Ok(out.finish());
+    }
     // SSE answers stream; JSON answers are one frame.
     let stream = body
         .into_data_stream()
         .map(|chunk| chunk.map_err(|never| match never {}));
     Ok(out.streaming(stream))
+}
+
+/// rmcp's answer to a session it does not know (the MCP spec's 404, after
+/// which a client opens a new session).
+fn session_not_found() -> HttpResponse {
+    HttpResponse::NotFound()
+        .content_type("text/plain; charset=utf-8")
+        .body("Not Found: Session not found")
 }
 
 /// 401 with the RFC 9728 pointer agents follow to find how to sign in.

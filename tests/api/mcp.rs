@@ -12,13 +12,13 @@ use serde_json::{Value, json};
 use crate::fake_seller::{Behaviour, seller};
 use crate::helpers::*;
 
-const MCP: &str = "/mcp/buyer";
+pub(crate) const MCP: &str = "/mcp/buyer";
 
-struct Session {
-    path: &'static str,
-    id: String,
-    key: String,
-    next: i64,
+pub(crate) struct Session {
+    pub path: &'static str,
+    pub id: String,
+    pub key: String,
+    pub next: i64,
 }
 
 /// Every JSON-RPC message of an answer (JSON, or the data of SSE events).
@@ -35,7 +35,7 @@ fn messages(content_type: &str, raw: &[u8]) -> Vec<Value> {
         .collect()
 }
 
-async fn post(
+pub(crate) async fn post(
     app: &TestApp,
     path: &str,
     key: &str,
@@ -66,11 +66,11 @@ async fn post(
     )
 }
 
-async fn open(app: &TestApp, key: &str) -> Session {
+pub(crate) async fn open(app: &TestApp, key: &str) -> Session {
     open_at(app, MCP, key).await
 }
 
-async fn open_at(app: &TestApp, path: &'static str, key: &str) -> Session {
+pub(crate) async fn open_at(app: &TestApp, path: &'static str, key: &str) -> Session {
     let (status, headers, msgs) = post(
         app,
         path,
@@ -118,7 +118,12 @@ async fn open_at(app: &TestApp, path: &'static str, key: &str) -> Session {
 
 impl Session {
     /// A request's messages (notifications first, the response last).
-    async fn request(&mut self, app: &TestApp, method: &str, params: Value) -> Vec<Value> {
+    pub(crate) async fn request(
+        &mut self,
+        app: &TestApp,
+        method: &str,
+        params: Value,
+    ) -> Vec<Value> {
         let id = self.next;
         self.next += 1;
         let (status, _, msgs) = post(
@@ -134,7 +139,7 @@ impl Session {
         msgs
     }
 
-    async fn call(&mut self, app: &TestApp, tool: &str, args: Value) -> Value {
+    pub(crate) async fn call(&mut self, app: &TestApp, tool: &str, args: Value) -> Value {
         let msgs = self
             .request(app, "tools/call", json!({"name": tool, "arguments": args}))
             .await;
@@ -208,6 +213,11 @@ async fn every_operation_is_a_tool_with_the_registry_schema_and_rest_results() {
         e["message"].is_string() && e["field"].is_string(),
         "{result}"
     );
+    // What the conformance runner's `tools-call-error` checks of its own
+    // test tool's error: `isError: true` and a text in `content[0]`.
+    assert_eq!(result["content"][0]["type"], "text", "{result}");
+    let text = result["content"][0]["text"].as_str().unwrap_or_default();
+    assert!(text.contains("VALIDATION_ERROR"), "{result}");
     // A well-formed id nobody has.
     let id = adv["id"].as_str().unwrap();
     let unknown = format!(
@@ -405,6 +415,70 @@ async fn the_endpoint_challenges_strangers_and_refuses_rebinding() {
     assert_eq!(res.status, 404);
 }
 
+/// The raw bytes of one HTTP/1.1 answer read from `stream`: the head, then
+/// whatever else arrives within `wait`.
+async fn read_answer(stream: &mut tokio::net::TcpStream, wait: Duration) -> String {
+    use tokio::io::AsyncReadExt;
+    let mut raw = Vec::new();
+    let mut buf = [0u8; 4096];
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    while !raw.windows(4).any(|w| w == b"\r\n\r\n") {
+        let n = tokio::time::timeout_at(deadline, stream.read(&mut buf))
+            .await
+            .expect("an answer within 10 s")
+            .unwrap();
+        assert!(
+            n > 0,
+            "connection closed: {}",
+            String::from_utf8_lossy(&raw)
+        );
+        raw.extend_from_slice(&buf[..n]);
+    }
+    while let Ok(Ok(n)) = tokio::time::timeout(wait, stream.read(&mut buf)).await {
+        if n == 0 {
+            break;
+        }
+        raw.extend_from_slice(&buf[..n]);
+    }
+    String::from_utf8_lossy(&raw).into_owned()
+}
+
+#[actix_web::test]
+async fn ending_a_session_leaves_the_kept_alive_connection_usable() {
+    // Found by the MCP SDK's OAuth client (scripts/mcp-oauth-check): after
+    // its DELETE, the refresh request on the same connection read a stray
+    // chunked terminator ("0") as its status line.
+    use tokio::io::AsyncWriteExt;
+    let app = spawn_app().await;
+    let t = app.tenant().await;
+    let s = open(&app, &t.key).await;
+    let mut conn = tokio::net::TcpStream::connect(("127.0.0.1", app.port))
+        .await
+        .unwrap();
+    let delete = format!(
+        "DELETE {MCP} HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nAuthorization: Bearer {}\r\n\
+         Mcp-Session-Id: {}\r\nMCP-Protocol-Version: 2025-06-18\r\n\r\n",
+        app.port, t.key, s.id
+    );
+    conn.write_all(delete.as_bytes()).await.unwrap();
+    let answer = read_answer(&mut conn, Duration::from_millis(300)).await;
+    assert!(answer.starts_with("HTTP/1.1 204 "), "{answer}");
+    let (head, rest) = answer.split_once("\r\n\r\n").unwrap();
+    assert_eq!(rest, "", "a 204 has no body; after its head came {rest:?}");
+    assert!(
+        !head.to_ascii_lowercase().contains("transfer-encoding"),
+        "{head}"
+    );
+    // The next request on the same connection gets its own answer.
+    let health = format!(
+        "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1:{}\r\n\r\n",
+        app.port
+    );
+    conn.write_all(health.as_bytes()).await.unwrap();
+    let answer = read_answer(&mut conn, Duration::from_millis(100)).await;
+    assert!(answer.starts_with("HTTP/1.1 200 "), "{answer}");
+}
+
 #[actix_web::test]
 async fn the_v3_typed_tools_adapt_the_same_operations() {
     let app = spawn_app().await;
@@ -514,4 +588,136 @@ async fn the_v3_typed_tools_adapt_the_same_operations() {
         challenge.contains("/.well-known/oauth-protected-resource/mcp/v3\""),
         "{challenge}"
     );
+}
+
+/// The status of a `method` request naming session `id`, sent with `key`:
+/// a `ping` for POST, the server's stream for GET, the end for DELETE.
+pub(crate) async fn session_status(
+    app: &TestApp,
+    path: &str,
+    method: awc::http::Method,
+    key: &str,
+    id: &str,
+) -> u16 {
+    let req = app
+        .client
+        .request(method.clone(), app.url(path))
+        .insert_header(("Authorization", format!("Bearer {key}")))
+        .insert_header(("Accept", "application/json, text/event-stream"))
+        .insert_header(("MCP-Protocol-Version", "2025-06-18"))
+        .insert_header(("Mcp-Session-Id", id));
+    let res = if method == awc::http::Method::POST {
+        req.send_json(&json!({"jsonrpc": "2.0", "id": 99, "method": "ping"}))
+            .await
+    } else {
+        req.send().await
+    }
+    .unwrap();
+    // A GET that is let in is the server's open stream: its status is enough.
+    res.status().as_u16()
+}
+
+/// Rows of `mcp_sessions` with this id (0 or 1).
+pub(crate) async fn stored_sessions(app: &TestApp, id: &str) -> u64 {
+    use sea_orm::{ColumnTrait, EntityTrait, PaginatorTrait, QueryFilter};
+    entity::mcp_session::Entity::find()
+        .filter(entity::mcp_session::Column::Id.eq(id))
+        .count(&app.db)
+        .await
+        .unwrap()
+}
+
+#[actix_web::test]
+async fn a_session_answers_only_the_user_and_account_that_opened_it() {
+    use awc::http::Method;
+    let app = spawn_app().await;
+    let owner = app.tenant().await;
+    let teammate = app
+        .user_in(&owner.account_id, "admin", &["platform:write"])
+        .await;
+    let stranger = app.tenant().await;
+    let mut s = open(&app, &owner.key).await;
+    assert_eq!(stored_sessions(&app, &s.id).await, 1);
+
+    // Another user of the same account, or another account, presenting the
+    // session id: unknown to them, whatever they try, and the session lives on.
+    for other in [&teammate, &stranger] {
+        for method in [Method::POST, Method::GET, Method::DELETE] {
+            let status = session_status(&app, MCP, method.clone(), &other.key, &s.id).await;
+            assert_eq!(status, 404, "{method} by another caller");
+        }
+        let (status, _, msgs) = post(
+            &app,
+            MCP,
+            &other.key,
+            Some(&s.id),
+            &json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call",
+                    "params": {"name": "list_advertisers", "arguments": {}}}),
+        )
+        .await;
+        assert_eq!(status, 404, "{msgs:?}");
+    }
+    let list = s.call(&app, "list_advertisers", json!({})).await;
+    assert_ne!(list["isError"], true, "{list}");
+
+    // The same user's other credential continues it, and each request is
+    // authorized as its own credential: a read-only key may read, not write.
+    let reader_key = agentic_api::auth::tenancy::create_api_key(
+        &app.db,
+        owner.user_id,
+        &["platform:read".into()],
+    )
+    .await
+    .unwrap();
+    let mut as_reader = Session {
+        key: reader_key,
+        id: s.id.clone(),
+        path: MCP,
+        next: 100,
+    };
+    let listed = as_reader.call(&app, "list_advertisers", json!({})).await;
+    assert_ne!(listed["isError"], true, "{listed}");
+    let denied = as_reader
+        .call(
+            &app,
+            "create_advertiser",
+            json!({"body": {"name": "X", "brand": "x.example", "primaryCurrency": "USD"}}),
+        )
+        .await;
+    assert_eq!(denied["isError"], true, "{denied}");
+    assert_eq!(denied["structuredContent"]["code"], "FORBIDDEN");
+
+    // A session of /mcp/buyer is unknown at /mcp/v3.
+    let status = session_status(&app, "/mcp/v3", Method::POST, &owner.key, &s.id).await;
+    assert_eq!(status, 404);
+
+    // The owner ends it: gone from the database, then unknown.
+    let status = session_status(&app, MCP, Method::DELETE, &owner.key, &s.id).await;
+    assert_eq!(status, 204);
+    assert_eq!(stored_sessions(&app, &s.id).await, 0);
+    let status = session_status(&app, MCP, Method::POST, &owner.key, &s.id).await;
+    assert_eq!(status, 404);
+}
+
+#[actix_web::test]
+async fn an_idle_session_expires_and_each_request_renews_it() {
+    use awc::http::Method;
+    let app = spawn_app_with(|c| c.mcp_session_ttl = Duration::from_secs(3)).await;
+    let t = app.tenant().await;
+    let s = open(&app, &t.key).await;
+    // Used at 2 s and at 4 s (past the first expiry): renewed each time.
+    for _ in 0..2 {
+        tokio::time::sleep(Duration::from_secs(2)).await;
+        let status = session_status(&app, MCP, Method::POST, &t.key, &s.id).await;
+        assert_eq!(status, 200);
+    }
+    // Then idle for longer than its lifetime: gone, though this instance
+    // still held it in memory.
+    tokio::time::sleep(Duration::from_millis(3500)).await;
+    let status = session_status(&app, MCP, Method::POST, &t.key, &s.id).await;
+    assert_eq!(status, 404);
+    // The next session opened prunes the expired row.
+    assert_eq!(stored_sessions(&app, &s.id).await, 1);
+    let _fresh = open(&app, &t.key).await;
+    assert_eq!(stored_sessions(&app, &s.id).await, 0);
 }

@@ -586,6 +586,98 @@ async fn an_oauth_grant_revoked_on_one_instance_stops_working_on_the_other_at_on
 
 #[actix_web::test]
 #[ignore = "needs PostgreSQL (AGENTIC_TEST_DATABASE_URL)"]
+async fn an_mcp_session_opened_on_one_instance_is_served_by_another_to_its_owner_only() {
+    use crate::mcp::{MCP, post, session_status, stored_sessions};
+    use awc::http::Method;
+    require_postgres();
+    let a = spawn_app().await;
+    let b = spawn_on(&a.database_url, |_| {}).await;
+    let owner = a.tenant().await;
+    let teammate = a
+        .user_in(&owner.account_id, "admin", &["platform:write"])
+        .await;
+    let stranger = a.tenant().await;
+
+    // initialize (and notifications/initialized) on A only.
+    let mut s = crate::mcp::open(&a, &owner.key).await;
+
+    // Another user or another account presenting the id on B, where the
+    // session is not in memory yet, then on A, where it is: unknown to
+    // them, and B has not restored it for them.
+    for other in [&teammate, &stranger] {
+        for app in [&b, &a] {
+            for method in [Method::POST, Method::GET, Method::DELETE] {
+                let status = session_status(app, MCP, method.clone(), &other.key, &s.id).await;
+                assert_eq!(status, 404, "{method} by another caller");
+            }
+        }
+    }
+    assert_eq!(stored_sessions(&a, &s.id).await, 1);
+
+    // tools/list and tools/call on B with the same Mcp-Session-Id: B
+    // restores the session from the database, no new initialize.
+    let (status, headers, msgs) = post(
+        &b,
+        MCP,
+        &owner.key,
+        Some(&s.id),
+        &json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {}}),
+    )
+    .await;
+    assert_eq!(status, 200, "{msgs:?}");
+    assert!(headers.get("mcp-session-id").is_none(), "no new session");
+    let tools = msgs.last().unwrap()["result"]["tools"].as_array().unwrap();
+    assert!(tools.iter().any(|t| t["name"] == "create_advertiser"));
+    let (status, _, msgs) = post(
+        &b,
+        MCP,
+        &owner.key,
+        Some(&s.id),
+        &json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {
+            "name": "create_advertiser",
+            "arguments": {"body": {"name": "Across", "brand": "across.example", "primaryCurrency": "USD"}}}}),
+    )
+    .await;
+    assert_eq!(status, 200, "{msgs:?}");
+    let created = &msgs.last().unwrap()["result"];
+    assert_ne!(created["isError"], true, "{created}");
+    let adv = created["structuredContent"]["data"]["id"].as_str().unwrap();
+    // The call ran as the owner, in the owner's account.
+    let rest = a
+        .get(&format!("/api/v2/buyer/advertisers/{adv}"), &owner.key)
+        .await;
+    assert_eq!(rest.status, 200);
+
+    // Now held by both; still refused to the others on both.
+    for app in [&a, &b] {
+        assert_eq!(
+            session_status(app, MCP, Method::POST, &stranger.key, &s.id).await,
+            404
+        );
+    }
+    s.next = 10;
+    let listed = s.call(&a, "list_advertisers", json!({})).await;
+    assert_eq!(
+        listed["structuredContent"]["meta"]["pagination"]["total"],
+        1
+    );
+
+    // Ended through B: gone for A too, which still held it in memory.
+    assert_eq!(
+        session_status(&b, MCP, Method::DELETE, &owner.key, &s.id).await,
+        204
+    );
+    assert_eq!(stored_sessions(&a, &s.id).await, 0);
+    for app in [&a, &b] {
+        assert_eq!(
+            session_status(app, MCP, Method::POST, &owner.key, &s.id).await,
+            404
+        );
+    }
+}
+
+#[actix_web::test]
+#[ignore = "needs PostgreSQL (AGENTIC_TEST_DATABASE_URL)"]
 async fn two_instances_never_send_a_text_twice_and_a_sender_killed_mid_batch_loses_nothing() {
     use std::collections::HashSet;
 

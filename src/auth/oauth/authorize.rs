@@ -313,6 +313,23 @@ fn form_error_page(e: FormError) -> HttpResponse {
     )
 }
 
+/// A form the pages post (login, consent): its fields, the request it
+/// continues and its CSRF token, once both the token and the browser cookie
+/// check out; else the error page to answer.
+async fn posted_form(
+    req: &HttpRequest,
+    state: &AppState,
+    payload: web::Payload,
+) -> Result<Result<(Params, oauth_request::Model, String), HttpResponse>, ApiError> {
+    let params = match form::read(req, payload).await {
+        Ok(p) => p,
+        Err(e) => return Ok(Err(form_error_page(e))),
+    };
+    Ok(continued(req, state, &params)
+        .await?
+        .map(|(row, csrf)| (params, row, csrf)))
+}
+
 async fn client_of(state: &AppState, row: &oauth_request::Model) -> Result<Client, ApiError> {
     store::find_client(&state.db, &row.client_id)
         .await?
@@ -333,12 +350,8 @@ async fn login_page(
     state: web::Data<AppState>,
     payload: web::Payload,
 ) -> Result<HttpResponse, ApiError> {
-    let params = match form::read(&req, payload).await {
-        Ok(p) => p,
-        Err(e) => return Ok(form_error_page(e)),
-    };
-    let (row, csrf) = match continued(&req, &state, &params).await? {
-        Ok(found) => found,
+    let (params, row, csrf) = match posted_form(&req, &state, payload).await? {
+        Ok(form) => form,
         Err(page) => return Ok(page),
     };
     let client = client_of(&state, &row).await?;
@@ -409,12 +422,8 @@ async fn decide(
     state: web::Data<AppState>,
     payload: web::Payload,
 ) -> Result<HttpResponse, ApiError> {
-    let params = match form::read(&req, payload).await {
-        Ok(p) => p,
-        Err(e) => return Ok(form_error_page(e)),
-    };
-    let (row, _) = match continued(&req, &state, &params).await? {
-        Ok(found) => found,
+    let (params, row, _) = match posted_form(&req, &state, payload).await? {
+        Ok(form) => form,
         Err(page) => return Ok(page),
     };
     let Some(user_id) = row.user_id else {
