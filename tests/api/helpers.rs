@@ -28,6 +28,16 @@ pub struct TestApp {
     _dir: Option<tempfile::TempDir>,
 }
 
+impl Drop for TestApp {
+    /// Ends the app's background work (sweeps, the bus listener, outbox
+    /// lanes on their own arbiters): it would outlive the test's runtime and
+    /// keep its database connections, and on a shared PostgreSQL server the
+    /// suite would run out of them.
+    fn drop(&mut self) {
+        self.state.shutdown.cancel();
+    }
+}
+
 /// A fresh database: a temp SQLite file, or a new PostgreSQL database when
 /// `AGENTIC_TEST_DATABASE_URL` is set.
 pub async fn fresh_database() -> (String, Option<tempfile::TempDir>) {
