@@ -409,6 +409,8 @@ async fn a_hanging_receiver_delays_only_its_own_subscription() {
             .collect()
     };
     assert_eq!(order(fine.wait_for(5).await), sessions);
+    // Its first POST may land after the other's five; it is the only one.
+    stuck.wait_for(1).await;
     assert_eq!(stuck.count(), 1, "still waiting on its first delivery");
     stuck.release();
     assert_eq!(
