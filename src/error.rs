@@ -15,6 +15,27 @@ pub struct Issue {
     pub message: String,
 }
 
+/// Collects every problem with its path.
+#[derive(Debug, Default)]
+pub struct Issues(pub Vec<Issue>);
+
+impl Issues {
+    pub fn add(&mut self, path: impl Into<String>, message: impl Into<String>) {
+        self.0.push(Issue {
+            path: path.into(),
+            message: message.into(),
+        });
+    }
+
+    pub fn into_result(self) -> Result<(), ApiError> {
+        if self.0.is_empty() {
+            Ok(())
+        } else {
+            Err(ApiError::invalid_all(self.0))
+        }
+    }
+}
+
 #[derive(Debug, thiserror::Error)]
 pub enum ApiError {
     #[error("{message}")]

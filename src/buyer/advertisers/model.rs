@@ -8,7 +8,8 @@ use serde::{Deserialize, Deserializer, Serialize};
 use utoipa::ToSchema;
 
 use crate::buyer::brands::{LinkedBrand, parse_domain};
-use crate::error::{ApiError, Issue};
+use crate::error::ApiError;
+pub use crate::error::Issues;
 
 /// Canonical AdCP 3.1 media channels (`enums/channels.json`).
 pub const CHANNELS: &[&str] = &[
@@ -180,27 +181,6 @@ pub struct AdvertiserUpdate {
     pub save_brand: Option<bool>,
     /// Immutable: accepted only when equal to the current value.
     pub sandbox: Option<bool>,
-}
-
-/// Collects every problem with its path.
-#[derive(Default)]
-pub struct Issues(pub Vec<Issue>);
-
-impl Issues {
-    pub fn add(&mut self, path: impl Into<String>, message: impl Into<String>) {
-        self.0.push(Issue {
-            path: path.into(),
-            message: message.into(),
-        });
-    }
-
-    pub fn into_result(self) -> Result<(), ApiError> {
-        if self.0.is_empty() {
-            Ok(())
-        } else {
-            Err(ApiError::invalid_all(self.0))
-        }
-    }
 }
 
 pub fn name(raw: &str, issues: &mut Issues) -> String {
