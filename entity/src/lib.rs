@@ -6,6 +6,7 @@ pub mod advertiser_linked_account;
 pub mod api_key;
 pub mod audit_log;
 pub mod brand;
+pub mod campaign;
 pub mod conversation;
 pub mod conversation_list_version;
 pub mod conversation_message;

@@ -329,19 +329,23 @@ pub(super) fn parse_refine(raw: &[Value]) -> Result<Vec<Refinement>, ApiError> {
 async fn eligible(
     ctx: &Ctx,
     body: &DiscoverProductsIn,
+    pinned: &[i64],
 ) -> Result<Vec<storefront::Model>, ApiError> {
     let all = storefront::Entity::find()
         .order_by_asc(storefront::Column::Id)
         .all(&ctx.db)
         .await?;
-    let ids: Vec<i64> = body.storefront_ids.clone().unwrap_or_default();
+    let sent: Vec<i64> = body.storefront_ids.clone().unwrap_or_default();
+    // Empty arrays equal omission: the campaign's pin applies then.
+    let (ids, field) = if sent.is_empty() {
+        (pinned.to_vec(), "campaignId.storefrontIds")
+    } else {
+        (sent, "storefrontIds")
+    };
     let mut issues = Issues::default();
     for (i, id) in ids.iter().enumerate() {
         if !all.iter().any(|s| s.id == *id) {
-            issues.add(
-                format!("storefrontIds[{i}]"),
-                "is not a registered storefront",
-            );
+            issues.add(format!("{field}[{i}]"), "is not a registered storefront");
         }
     }
     issues.into_result()?;
@@ -469,11 +473,21 @@ pub(super) async fn start(
         .one(&ctx.db)
         .await?
         .ok_or_else(|| ApiError::not_found("advertiser"))?;
-    if body.campaign_id.is_some() {
-        // Campaigns arrive with their own domain; none can be found yet.
-        return Err(ApiError::not_found("campaign"));
-    }
-    let storefronts = eligible(ctx, body).await?;
+    // A campaign's storefront pin is the fallback when none are sent.
+    let pinned: Vec<i64> = match body.campaign_id.as_deref() {
+        None => Vec::new(),
+        Some(id) => {
+            let campaign = crate::buyer::campaigns::service::load(&ctx.db, caller, id).await?;
+            if campaign.advertiser_id != advertiser.id {
+                return Err(ApiError::invalid(
+                    "campaignId",
+                    "the campaign belongs to another advertiser",
+                ));
+            }
+            crate::buyer::campaigns::service::out(campaign, false).storefront_ids
+        }
+    };
+    let storefronts = eligible(ctx, body, &pinned).await?;
     let brand = Some(advertiser.brand.trim().to_ascii_lowercase()).filter(|b| is_domain(b));
     let query = ProductQuery {
         mode: match &ask.brief {

@@ -9,6 +9,9 @@
 //! - `get`: one record by id (`advertiser`, or a `discovery` snapshot).
 //! - `save_advertiser`: creates an advertiser, or updates the one named by
 //!   `advertiserId` with the fields given.
+//! - `save_campaign`: creates or updates a campaign, then applies
+//!   `isArchived` and `isPaused` (archive, restore, pause, resume);
+//!   `desiredPhase: "active"` (launch) arrives with media buys.
 
 use std::sync::Arc;
 
@@ -32,11 +35,13 @@ const SEARCHES: &[(&str, &str)] = &[
     ("webhook_subscription", "list_webhook_subscriptions"),
     ("conversation", "list_conversations"),
     ("audit_log", "list_audit_logs"),
+    ("campaign", "list_campaigns"),
 ];
 
 /// `get` kinds: the operation and the path parameter the id fills.
 const GETS: &[(&str, &str, &str)] = &[
     ("advertiser", "get_advertiser", "advertiserId"),
+    ("campaign", "get_campaign", "campaignId"),
     ("discovery", "browse_discovery", "discoveryId"),
 ];
 
@@ -74,6 +79,7 @@ pub fn tools() -> Vec<Tool> {
     if let Some(o) = body.as_object_mut() {
         o.remove("required");
     }
+    let campaign = save_campaign_schema();
     vec![
         Tool::new(
             "get_status",
@@ -112,7 +118,82 @@ pub fn tools() -> Vec<Tool> {
             "Create an advertiser, or update the one named by advertiserId with the fields given.",
             schema(body),
         ),
+        Tool::new(
+            "save_campaign",
+            "Create a DRAFT campaign, or update the one named by campaignId with the fields given; isArchived and isPaused archive, restore, pause or resume it.",
+            schema(campaign),
+        ),
     ]
+}
+
+/// create_campaign's body, plus the id to update and the v3 state flags.
+fn save_campaign_schema() -> Value {
+    let mut body = ops::find("create_campaign")
+        .map(|d| (d.input_schema)()["properties"]["body"].clone())
+        .unwrap_or_else(|| json!({"type": "object"}));
+    if let Some(props) = body.get_mut("properties").and_then(Value::as_object_mut) {
+        props.insert(
+            "campaignId".into(),
+            json!({"type": "string", "description": "update this campaign instead of creating one"}),
+        );
+        props.insert(
+            "desiredPhase".into(),
+            json!({"type": "string", "enum": ["draft", "active"],
+                   "description": "active launches (execute_campaign); it arrives with media buys"}),
+        );
+        props.insert(
+            "isPaused".into(),
+            json!({"type": "boolean", "description": "true pauses, false reactivates"}),
+        );
+        props.insert(
+            "isArchived".into(),
+            json!({"type": "boolean", "description": "true archives, false restores"}),
+        );
+    }
+    body
+}
+
+/// The state changes `save_campaign`'s flags ask for, in the order they
+/// run: a restore before the update (an archived campaign is frozen), an
+/// archive last.
+struct Flags {
+    restore: bool,
+    archive: bool,
+    pause: Option<bool>,
+}
+
+fn flags(args: &mut Map<String, Value>) -> Result<Flags, ApiError> {
+    let mut flag = |name: &str| match args.remove(name) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::Bool(b)) => Ok(Some(b)),
+        Some(_) => Err(ApiError::invalid(name, "must be a boolean")),
+    };
+    let archived = flag("isArchived")?;
+    let paused = flag("isPaused")?;
+    match args.remove("desiredPhase") {
+        None | Some(Value::Null) => {}
+        Some(Value::String(p)) if p == "draft" => {}
+        Some(Value::String(p)) if p == "active" => {
+            return Err(ApiError::Coded {
+                status: actix_web::http::StatusCode::NOT_IMPLEMENTED,
+                code: "NOT_IMPLEMENTED",
+                message: "launching a campaign (desiredPhase active, execute_campaign) arrives with media buys".into(),
+                field: Some("desiredPhase".into()),
+                details: Some(json!({"reason": "launch_not_available"})),
+            });
+        }
+        Some(_) => {
+            return Err(ApiError::invalid(
+                "desiredPhase",
+                "must be \"draft\" or \"active\"",
+            ));
+        }
+    }
+    Ok(Flags {
+        restore: archived == Some(false),
+        archive: archived == Some(true),
+        pause: paused,
+    })
 }
 
 fn call(
@@ -187,6 +268,7 @@ impl V3Tools {
                         "advertisers": self.total(context, caller, "list_advertisers").await?,
                         "storefronts": self.total(context, caller, "list_storefronts").await?,
                         "webhookSubscriptions": self.total(context, caller, "list_webhook_subscriptions").await?,
+                        "campaigns": self.total(context, caller, "list_campaigns").await?,
                     },
                 });
                 Ok(ops::OperationOutput { data, meta: None })
@@ -265,7 +347,99 @@ impl V3Tools {
                     }
                 }
             }
+            "save_campaign" => self.save_campaign(context, caller, args).await,
             _ => Err(ApiError::invalid("name", "unknown tool")),
+        }
+    }
+}
+
+impl V3Tools {
+    async fn save_campaign(
+        &self,
+        context: &RequestContext<RoleServer>,
+        caller: &Arc<CallerInfo>,
+        mut args: Map<String, Value>,
+    ) -> Result<ops::OperationOutput, ApiError> {
+        let flags = flags(&mut args)?;
+        let id = match args.remove("campaignId") {
+            None => None,
+            Some(Value::String(id)) => Some(id),
+            Some(_) => return Err(ApiError::invalid("campaignId", "must be a string")),
+        };
+        let step =
+            |op: &str, id: &str, body: Value| call(op, json!({"campaignId": id}), json!({}), body);
+        let created = id.is_none();
+        let (id, mut last) = match id {
+            None => {
+                if flags.pause == Some(true) {
+                    return Err(ApiError::invalid(
+                        "isPaused",
+                        "a new campaign is a DRAFT: it can be paused once launched",
+                    ));
+                }
+                let out = self
+                    .dispatch(
+                        context,
+                        caller,
+                        call("create_campaign", json!({}), json!({}), Value::Object(args))?,
+                    )
+                    .await?;
+                let id = out.data["campaign"]["campaignId"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_string();
+                (id, Some(out))
+            }
+            Some(id) => {
+                let mut last = None;
+                if flags.restore {
+                    last = Some(
+                        self.dispatch(context, caller, step("restore_campaign", &id, Value::Null)?)
+                            .await?,
+                    );
+                }
+                if !args.is_empty() {
+                    last = Some(
+                        self.dispatch(
+                            context,
+                            caller,
+                            step("update_campaign", &id, Value::Object(args))?,
+                        )
+                        .await?,
+                    );
+                }
+                (id, last)
+            }
+        };
+        // A new campaign is a DRAFT, which is neither paused nor running.
+        let pause = if created { None } else { flags.pause };
+        match pause {
+            Some(true) => {
+                last = Some(
+                    self.dispatch(context, caller, step("pause_campaign", &id, Value::Null)?)
+                        .await?,
+                )
+            }
+            Some(false) => {
+                last = Some(
+                    self.dispatch(context, caller, step("resume_campaign", &id, Value::Null)?)
+                        .await?,
+                )
+            }
+            None => {}
+        }
+        if flags.archive {
+            last = Some(
+                self.dispatch(context, caller, step("archive_campaign", &id, Value::Null)?)
+                    .await?,
+            );
+        }
+        match last {
+            Some(out) => Ok(out),
+            None => {
+                self.dispatch(context, caller, step("get_campaign", &id, Value::Null)?)
+                    .await
+            }
         }
     }
 }
@@ -275,7 +449,7 @@ impl ServerHandler for V3Tools {
         ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
             .with_server_info(Implementation::new("agentic-api-v3", env!("CARGO_PKG_VERSION")))
             .with_instructions(
-                "Typed buyer tools: get_status, search, get, save_advertiser. More arrive with their domains.",
+                "Typed buyer tools: get_status, search, get, save_advertiser, save_campaign. More arrive with their domains.",
             )
     }
 

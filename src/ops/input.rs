@@ -37,7 +37,7 @@ pub trait BodyPart: Sized + Send {
     fn schema() -> Option<Value>;
 }
 
-fn schema_of<T: PartialSchema>() -> Option<Value> {
+pub(crate) fn schema_of<T: PartialSchema>() -> Option<Value> {
     serde_json::to_value(T::schema()).ok()
 }
 

@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use utoipa::ToSchema;
 
-use super::input::{Part, RawInput, parse_query};
+use super::input::{Part, RawInput, parse_query, schema_of};
 use crate::error::ApiError;
 
 /// Largest accepted `skip`: keeps offsets inside every backend's integer range.
@@ -101,5 +101,35 @@ pub struct Paged<T> {
 impl<T: Serialize> Serialize for Paged<T> {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         self.items.serialize(s)
+    }
+}
+
+/// A page and the operation's own query filters `F`, e.g. a list filtered by
+/// status. `F` must ignore `take` and `skip` (no `deny_unknown_fields`).
+#[derive(Debug, Clone)]
+pub struct Filtered<F, const DEFAULT: u64 = 20, const MAX: u64 = 100> {
+    pub page: Page<DEFAULT, MAX>,
+    pub filter: F,
+}
+
+impl<F, const DEFAULT: u64, const MAX: u64> Part for Filtered<F, DEFAULT, MAX>
+where
+    F: serde::de::DeserializeOwned + utoipa::PartialSchema + Send,
+{
+    fn from_raw(raw: &RawInput) -> Result<Self, ApiError> {
+        Ok(Filtered {
+            page: Page::parse(&raw.query)?,
+            filter: parse_query(&raw.query)?,
+        })
+    }
+    fn schema() -> Option<Value> {
+        let mut schema = <Page<DEFAULT, MAX> as Part>::schema()?;
+        if let (Some(props), Some(Value::Object(more))) = (
+            schema["properties"].as_object_mut(),
+            schema_of::<F>().map(|s| s["properties"].clone()),
+        ) {
+            props.extend(more);
+        }
+        Some(schema)
     }
 }

@@ -492,7 +492,16 @@ async fn the_v3_typed_tools_adapt_the_same_operations() {
         .iter()
         .map(|t| t["name"].as_str().unwrap().to_string())
         .collect();
-    assert_eq!(names, ["get_status", "search", "get", "save_advertiser"]);
+    assert_eq!(
+        names,
+        [
+            "get_status",
+            "search",
+            "get",
+            "save_advertiser",
+            "save_campaign"
+        ]
+    );
 
     let created = s
         .call(

@@ -84,6 +84,20 @@ async fn a_read_only_key_is_refused_every_write_and_writes_nothing() {
         .await;
     assert_eq!(disc.status, 200, "{}", disc.body);
     let disc_id = disc.data()["discoveryId"].as_str().unwrap().to_string();
+    let cmp = app
+        .post(
+            "/api/v2/buyer/campaigns",
+            &admin.key,
+            &json!({"advertiserId": adv_id, "name": "C",
+                    "flightDates": {"startDate": "2027-01-01T00:00:00Z", "endDate": "2027-02-01T00:00:00Z"},
+                    "budget": {"total": 100}}),
+        )
+        .await;
+    assert_eq!(cmp.status, 201, "{}", cmp.body);
+    let cmp_id = cmp.data()["campaign"]["campaignId"]
+        .as_str()
+        .unwrap()
+        .to_string();
     let hook = app
         .post(
             "/api/v2/buyer/webhook-subscriptions",
@@ -107,6 +121,7 @@ async fn a_read_only_key_is_refused_every_write_and_writes_nothing() {
         ("keyId", "1".to_string()),
         ("discoveryId", disc_id.clone()),
         ("subscriptionId", hook_id.clone()),
+        ("campaignId", cmp_id.clone()),
     ];
     let routes = write_routes(&doc, &ids);
     // Every registered write operation is among the documented routes.
@@ -154,6 +169,7 @@ async fn a_read_only_key_is_refused_every_write_and_writes_nothing() {
         "/api/v2/assistant/conversation-settings".to_string(),
         "/api/v2/me".to_string(),
         "/api/v2/buyer/webhook-subscriptions".to_string(),
+        "/api/v2/buyer/campaigns".to_string(),
     ] {
         let res = app.get(&path, &reader.key).await;
         assert_eq!(res.status, 200, "{path}: {}", res.body);
@@ -174,6 +190,7 @@ async fn snapshot(app: &TestApp, key: &str, uid: &str, adv_id: &str, disc: &str)
         "/api/v2/api-keys".to_string(),
         "/api/v2/me".to_string(),
         "/api/v2/buyer/webhook-subscriptions".to_string(),
+        "/api/v2/buyer/campaigns".to_string(),
     ] {
         let res = app.get(&path, key).await;
         assert_eq!(res.status, 200, "{path}");

@@ -147,11 +147,14 @@ async fn links_of(
 }
 
 /// Why the brand and currency can no longer change, if they cannot: the
-/// first seller-account binding (campaigns will add theirs here).
+/// first campaign or seller-account binding.
 pub async fn lock_reason(
     db: &impl ConnectionTrait,
     advertiser_id: &str,
 ) -> Result<Option<&'static str>, ApiError> {
+    if crate::buyer::campaigns::service::count_for_advertiser(db, advertiser_id).await? > 0 {
+        return Ok(Some("campaign_created"));
+    }
     let bindings = linked::Entity::find()
         .filter(linked::Column::AdvertiserId.eq(advertiser_id))
         .count(db)
@@ -382,10 +385,12 @@ pub async fn update_advertiser(
         } else {
             "primaryCurrency"
         };
+        let why = match reason {
+            "campaign_created" => "a campaign",
+            _ => "a seller-account binding",
+        };
         return Err(ApiError::Conflict {
-            message: format!(
-                "{field} is locked: the advertiser already has a seller-account binding"
-            ),
+            message: format!("{field} is locked: the advertiser already has {why}"),
             details: Some(json!({ "reason": reason, "field": field })),
         });
     }
