@@ -1,6 +1,8 @@
 //! Database connection: SQLite (WAL, foreign keys, busy timeout) by default,
 //! PostgreSQL for scale-out; same entities and migrations.
 
+pub mod group;
+
 use std::str::FromStr;
 use std::time::Duration;
 
