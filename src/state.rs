@@ -58,7 +58,7 @@ impl AppState {
         // One outbox for every queue: webhook deliveries and text messages.
         let mut queues = Vec::new();
         queues.extend(crate::webhooks::register(&config));
-        queues.extend(crate::phone::register(&mut handles, &writes, &config));
+        queues.extend(crate::phone::register(&mut handles, &db, &writes, &config));
         let mut outbox_tuning = config.outbox.clone();
         if let Some(secs) = config.lease_seconds {
             (outbox_tuning.lease, outbox_tuning.sweep) =

@@ -191,8 +191,32 @@ pub async fn sms_accept(args: &Args) -> anyhow::Result<()> {
         repeated + total.wrong,
         total.wrong
     );
-    if repeated + total.wrong > 0 {
+    // The database's own count: one message and one outbox job per fresh
+    // request id, none twice (a request that failed client-side may still
+    // have been committed, hence `errors`).
+    let counts = server
+        .query_counts(
+            "SELECT (SELECT COUNT(*) FROM phone_messages), \
+                    (SELECT COUNT(DISTINCT request_id) FROM phone_messages), \
+                    (SELECT COUNT(*) FROM outbox WHERE queue = 'text')",
+        )
+        .await?;
+    let [rows, distinct, jobs] = counts[..] else {
+        bail!("unexpected counts {counts:?}");
+    };
+    println!(
+        "database: {rows} messages, {distinct} distinct request ids, {jobs} outbox jobs (fresh accepts {}, errors {})",
+        total.fresh, total.errors
+    );
+    let db_dupes = rows - distinct;
+    if repeated + total.wrong > 0 || db_dupes != 0 || jobs != rows {
         bail!("a message was queued twice or a retry was answered wrongly");
+    }
+    if rows < total.fresh as i64 || rows > (total.fresh + total.errors) as i64 {
+        bail!(
+            "the database holds {rows} messages for {} fresh accepts",
+            total.fresh
+        );
     }
     Ok(())
 }

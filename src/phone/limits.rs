@@ -114,18 +114,63 @@ async fn spent(
     Ok(sum.flatten().unwrap_or(0))
 }
 
-/// Checks a message of `cost_micros` to `country` against `limits`, given
-/// what the line and account already queued (in the caller's transaction,
-/// which holds the line's lock, so concurrent sends are counted).
-pub async fn check(
+/// What a line already used: the messages of the last minute and today's
+/// spend. Read in the accepting transaction, which holds the line's lock,
+/// so concurrent sends are counted.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Used {
+    pub last_minute: u64,
+    pub spent_micros: i64,
+}
+
+pub async fn used(
     conn: &impl ConnectionTrait,
-    limits: &Limits,
-    account_id: &str,
     line_id: i64,
+    now: DateTime<Utc>,
+) -> Result<Used, DbErr> {
+    let last_minute = phone_message::Entity::find()
+        .filter(phone_message::Column::LineId.eq(line_id))
+        .filter(phone_message::Column::CreatedAt.gt(now - chrono::Duration::seconds(60)))
+        .count(conn)
+        .await?;
+    let spent_micros = spent(
+        conn,
+        phone_message::Column::LineId,
+        line_id.into(),
+        day_start(now),
+    )
+    .await?;
+    Ok(Used {
+        last_minute,
+        spent_micros,
+    })
+}
+
+/// Today's spend over all the account's lines (read only when the account
+/// has a daily cap).
+pub async fn account_spent(
+    conn: &impl ConnectionTrait,
+    account_id: &str,
+    now: DateTime<Utc>,
+) -> Result<i64, DbErr> {
+    spent(
+        conn,
+        phone_message::Column::AccountId,
+        account_id.into(),
+        day_start(now),
+    )
+    .await
+}
+
+/// Checks a message of `cost_micros` to `country` against `limits`, given
+/// what its line `used` and its account spent today.
+pub fn judge(
+    limits: &Limits,
+    used: &Used,
+    account_spent_micros: Option<i64>,
     country: Option<&str>,
     cost_micros: i64,
-    now: DateTime<Utc>,
-) -> Result<Option<Breach>, DbErr> {
+) -> Option<Breach> {
     let allowed = |list: &[String]| country.is_some_and(|c| list.iter().any(|l| l == c));
     if !allowed(&limits.countries)
         || limits
@@ -133,38 +178,24 @@ pub async fn check(
             .as_deref()
             .is_some_and(|l| !allowed(l))
     {
-        return Ok(Some(Breach::Country(country.map(String::from))));
+        return Some(Breach::Country(country.map(String::from)));
     }
-    let last_minute = phone_message::Entity::find()
-        .filter(phone_message::Column::LineId.eq(line_id))
-        .filter(phone_message::Column::CreatedAt.gt(now - chrono::Duration::seconds(60)))
-        .count(conn)
-        .await?;
-    if last_minute >= limits.per_minute.max(0) as u64 {
-        return Ok(Some(Breach::PerMinute(limits.per_minute)));
+    if used.last_minute >= limits.per_minute.max(0) as u64 {
+        return Some(Breach::PerMinute(limits.per_minute));
     }
-    let today = day_start(now);
-    let line_spent = spent(conn, phone_message::Column::LineId, line_id.into(), today).await?;
-    if line_spent + cost_micros > limits.daily_spend_cap_micros {
-        return Ok(Some(Breach::DailySpend {
+    if used.spent_micros + cost_micros > limits.daily_spend_cap_micros {
+        return Some(Breach::DailySpend {
             cap_micros: limits.daily_spend_cap_micros,
             scope: "line",
-        }));
+        });
     }
-    if let Some(cap) = limits.account_daily_spend_cap_micros {
-        let acct = spent(
-            conn,
-            phone_message::Column::AccountId,
-            account_id.into(),
-            today,
-        )
-        .await?;
-        if acct + cost_micros > cap {
-            return Ok(Some(Breach::DailySpend {
-                cap_micros: cap,
-                scope: "account",
-            }));
-        }
+    if let (Some(cap), Some(spent)) = (limits.account_daily_spend_cap_micros, account_spent_micros)
+        && spent + cost_micros > cap
+    {
+        return Some(Breach::DailySpend {
+            cap_micros: cap,
+            scope: "account",
+        });
     }
-    Ok(None)
+    None
 }

@@ -34,9 +34,11 @@ pub static OPERATIONS: &[&OperationDef] = &[
 /// unset (registered as a handle, so its mode can be switched).
 pub fn register(
     handles: &mut crate::ops::context::Handles,
+    db: &sea_orm::DatabaseConnection,
     writes: &crate::db::WriteGate,
     config: &crate::config::Config,
 ) -> Option<Arc<dyn crate::outbox::Handler>> {
+    handles.insert(service::Acceptor::start(db.clone(), writes.clone()));
     let carrier: Arc<dyn carrier::Carrier> = match &config.carrier_url {
         Some(url) => {
             let timeout = std::time::Duration::from_secs(15);

@@ -2,6 +2,8 @@
 //! enqueue, in one write transaction. The 202 goes out only after the
 //! commit; nothing is written on any error.
 
+use std::collections::HashMap;
+
 use chrono::Utc;
 use sea_orm::{
     ActiveModelTrait, ColumnTrait, ConnectionTrait, DatabaseTransaction, DbErr, EntityTrait,
@@ -15,6 +17,7 @@ use super::limits::{self, Breach};
 use super::model::{Channel, QueuedMessage, TextMessage};
 use super::sender::{MessageJob, QUEUE};
 use crate::auth::CallerInfo;
+use crate::db::group::{self, Batch, GroupCommit};
 use crate::error::ApiError;
 use crate::ops::Ctx;
 use crate::outbox::{self, Kicks, NewJob};
@@ -33,14 +36,441 @@ fn bad(code: &'static str, field: Option<&str>, message: String) -> ApiError {
 
 /// The database could not take the message: 503, safe to retry with the
 /// same requestId (nothing was committed).
-fn unavailable(err: DbErr) -> ApiError {
-    if let Some(sea_orm::SqlErr::UniqueConstraintViolation(_)) = err.sql_err() {
-        return ApiError::from(err);
-    }
+fn unavailable(err: &dyn std::fmt::Display) -> ApiError {
     tracing::warn!(error = %err, "phone: cannot queue a message");
     ApiError::ServiceUnavailable(
         "the message could not be safely queued; retry with the same requestId".into(),
     )
+}
+
+/// Accepts go through one group commit (a batch of requests, one
+/// transaction, one fsync on SQLite): each request in its own savepoint, in
+/// arrival order, so the limits of a line count the batch's earlier
+/// messages and a request that fails leaves no trace.
+#[derive(Clone)]
+pub struct Acceptor(GroupCommit<Accepts>);
+
+impl Acceptor {
+    pub fn start(db: sea_orm::DatabaseConnection, writes: crate::db::WriteGate) -> Self {
+        Acceptor(GroupCommit::start(db, writes, Accepts))
+    }
+}
+
+pub struct Accept {
+    account_id: String,
+    msg: TextMessage,
+}
+
+pub enum Accepted {
+    New(i64, Kicks),
+    Duplicate(i64),
+    Refused(ApiError),
+    /// Another transaction (another instance) committed this requestId
+    /// first: answered as a retry once this batch is done.
+    Raced,
+    Failed(DbErr),
+}
+
+pub struct Accepts;
+
+#[async_trait::async_trait]
+impl Batch for Accepts {
+    type Item = Accept;
+    type Out = Accepted;
+    const NAME: &'static str = "phone accepts";
+
+    async fn run(
+        &self,
+        txn: &DatabaseTransaction,
+        items: &[Accept],
+    ) -> Result<Vec<Accepted>, DbErr> {
+        let mut seen = Seen::read(txn, items).await?;
+        let mut outs = Vec::with_capacity(items.len());
+        for a in items {
+            outs.push(match seen.check(txn, &a.account_id, &a.msg).await {
+                Err(Failure::Api(e)) => Accepted::Refused(e),
+                Err(Failure::Db(e)) => return Err(e),
+                Ok(Verdict::Duplicate(id)) => Accepted::Duplicate(id),
+                Ok(Verdict::New { cost }) => {
+                    match insert(txn, &a.account_id, &a.msg, cost).await? {
+                        Ok((id, kicks)) => {
+                            seen.accepted(&a.account_id, &a.msg, id, cost);
+                            Accepted::New(id, kicks)
+                        }
+                        Err(e) if is_unique(&e) => Accepted::Raced,
+                        Err(e) => Accepted::Failed(e),
+                    }
+                }
+            });
+        }
+        Ok(outs)
+    }
+}
+
+fn is_unique(e: &DbErr) -> bool {
+    matches!(
+        e.sql_err(),
+        Some(sea_orm::SqlErr::UniqueConstraintViolation(_))
+    )
+}
+
+/// The message that holds a requestId.
+struct Prior {
+    id: i64,
+    line_id: i64,
+    to: String,
+    text: String,
+    channel: String,
+}
+
+impl From<phone_message::Model> for Prior {
+    fn from(m: phone_message::Model) -> Self {
+        Prior {
+            id: m.id,
+            line_id: m.line_id,
+            to: m.to_number,
+            text: m.text,
+            channel: m.channel,
+        }
+    }
+}
+
+impl Prior {
+    /// Its id when `msg` is the same request; 409 when the requestId was
+    /// used for anything else.
+    fn answer(&self, msg: &TextMessage) -> Result<i64, Failure> {
+        let same = self.line_id == msg.line_id
+            && self.to == msg.to.as_str()
+            && self.text == msg.text
+            && self.channel == msg.channel.as_str();
+        if same {
+            return Ok(self.id);
+        }
+        let reason = if self.channel != msg.channel.as_str() {
+            "the requestId was already used on the other channel"
+        } else {
+            "the requestId was already used with a different line, destination or text"
+        };
+        Err(Failure::Api(ApiError::Conflict {
+            message: format!("{reason}; use a new requestId for a new message"),
+            details: Some(json!({ "requestId": msg.request_id.to_string() })),
+        }))
+    }
+}
+
+struct LineState {
+    line: phone_line::Model,
+    limits: limits::Limits,
+    used: limits::Used,
+}
+
+enum Verdict {
+    Duplicate(i64),
+    New { cost: i64 },
+}
+
+/// What one batch has read: each account, line and requestId once, then
+/// kept current with what the batch itself accepts. All of it is read in
+/// the batch's write transaction (which holds the lines' row locks on
+/// PostgreSQL; SQLite's is exclusive), so it is what is committed.
+struct Seen {
+    now: chrono::DateTime<Utc>,
+    enrolled: HashMap<String, bool>,
+    prior: HashMap<(String, uuid::Uuid), Prior>,
+    lines: HashMap<(String, i64), Option<LineState>>,
+    account_spent: HashMap<String, Option<i64>>,
+}
+
+impl Seen {
+    /// Reads the batch's requestIds up front, one query per account.
+    async fn read(txn: &DatabaseTransaction, items: &[Accept]) -> Result<Self, DbErr> {
+        let mut by_account: HashMap<&str, Vec<String>> = HashMap::new();
+        for a in items {
+            by_account
+                .entry(a.account_id.as_str())
+                .or_default()
+                .push(a.msg.request_id.to_string());
+        }
+        let mut prior = HashMap::new();
+        for (account_id, ids) in by_account {
+            for m in phone_message::Entity::find()
+                .filter(phone_message::Column::AccountId.eq(account_id))
+                .filter(phone_message::Column::RequestId.is_in(ids))
+                .all(txn)
+                .await?
+            {
+                if let Ok(rid) = uuid::Uuid::parse_str(&m.request_id) {
+                    prior.insert((account_id.to_string(), rid), Prior::from(m));
+                }
+            }
+        }
+        let mut seen = Seen {
+            now: Utc::now(),
+            enrolled: HashMap::new(),
+            prior,
+            lines: HashMap::new(),
+            account_spent: HashMap::new(),
+        };
+        // Every line of the batch, locked in id order: two instances'
+        // batches then never wait on each other's locks in a cycle.
+        let mut wanted: Vec<(i64, &str)> = items
+            .iter()
+            .map(|a| (a.msg.line_id, a.account_id.as_str()))
+            .collect();
+        wanted.sort_unstable();
+        wanted.dedup();
+        for (line_id, account_id) in wanted {
+            let state = seen.read_line(txn, account_id, line_id).await?;
+            seen.lines.insert((account_id.to_string(), line_id), state);
+        }
+        Ok(seen)
+    }
+
+    /// Every check of rule order: enrolment, idempotency, the line, the
+    /// recipient's opt-out, the sending limits. Writes nothing.
+    async fn check(
+        &mut self,
+        txn: &DatabaseTransaction,
+        account_id: &str,
+        msg: &TextMessage,
+    ) -> Result<Verdict, Failure> {
+        let enrolled = match self.enrolled.get(account_id) {
+            Some(e) => *e,
+            None => {
+                let e = account::Entity::find_by_id(account_id.to_string())
+                    .one(txn)
+                    .await?
+                    .is_some_and(|a| a.phone_lines_enabled);
+                self.enrolled.insert(account_id.to_string(), e);
+                e
+            }
+        };
+        if !enrolled {
+            return Err(ApiError::NotFound(
+                "the account is not enrolled in agent phone lines".into(),
+            )
+            .into());
+        }
+        if let Some(p) = self.prior.get(&(account_id.to_string(), msg.request_id)) {
+            return p.answer(msg).map(Verdict::Duplicate);
+        }
+        let Some(Some(state)) = self.lines.get(&(account_id.to_string(), msg.line_id)) else {
+            return Err(ApiError::Coded {
+                status: actix_web::http::StatusCode::NOT_FOUND,
+                code: "NOT_FOUND",
+                message: "phone line not found".into(),
+                field: Some("endpointId".into()),
+                details: None,
+            }
+            .into());
+        };
+        let line = &state.line;
+        if line.kind != "sms" {
+            return Err(bad(
+                "LINE_NOT_MESSAGING",
+                Some("endpointId"),
+                format!(
+                    "line {} is a {} line; text messages need an sms line",
+                    line.id, line.kind
+                ),
+            )
+            .into());
+        }
+        if !line.active {
+            return Err(bad(
+                "LINE_INACTIVE",
+                Some("endpointId"),
+                format!("line {} is inactive", line.id),
+            )
+            .into());
+        }
+        if msg.channel == Channel::Rcs && !line.rcs_agent_verified {
+            return Err(bad(
+                "RCS_AGENT_NOT_VERIFIED",
+                Some("endpointId"),
+                format!(
+                    "line {} has no verified RCS agent; SMS from it is unaffected",
+                    line.id
+                ),
+            )
+            .into());
+        }
+        let opted_out = phone_opt_out::Entity::find_by_id((line.id, msg.to.as_str().to_string()))
+            .one(txn)
+            .await?
+            .is_some();
+        if opted_out {
+            return Err(bad(
+                "RECIPIENT_OPTED_OUT",
+                Some("to"),
+                format!(
+                    "{} opted out of messages from this line (texted STOP)",
+                    msg.to
+                ),
+            )
+            .into());
+        }
+        let cost = i64::from(msg.count.segments) * state.limits.segment_price_micros;
+        let account_spent = match state.limits.account_daily_spend_cap_micros {
+            None => None,
+            Some(_) => match self.account_spent.get(account_id) {
+                Some(s) => *s,
+                None => {
+                    let s = Some(limits::account_spent(txn, account_id, self.now).await?);
+                    self.account_spent.insert(account_id.to_string(), s);
+                    s
+                }
+            },
+        };
+        if let Some(breach) = limits::judge(
+            &state.limits,
+            &state.used,
+            account_spent,
+            msg.country.as_deref(),
+            cost,
+        ) {
+            return Err(refusal(breach).into());
+        }
+        Ok(Verdict::New { cost })
+    }
+
+    /// The line of the account with its limits and use. Its row lock
+    /// (PostgreSQL) orders concurrent sends on it, so the limits count
+    /// every message committed before.
+    async fn read_line(
+        &self,
+        txn: &DatabaseTransaction,
+        account_id: &str,
+        line_id: i64,
+    ) -> Result<Option<LineState>, DbErr> {
+        let Some(line) = phone_line::Entity::find_by_id(line_id)
+            .filter(phone_line::Column::AccountId.eq(account_id))
+            .lock_exclusive()
+            .one(txn)
+            .await?
+        else {
+            return Ok(None);
+        };
+        let limits = limits::for_line(txn, account_id, line.id).await?;
+        let used = limits::used(txn, line.id, self.now).await?;
+        Ok(Some(LineState { line, limits, used }))
+    }
+
+    /// Counts a message the batch accepted, for the items after it.
+    fn accepted(&mut self, account_id: &str, msg: &TextMessage, id: i64, cost: i64) {
+        if let Some(Some(state)) = self.lines.get_mut(&(account_id.to_string(), msg.line_id)) {
+            state.used.last_minute += 1;
+            state.used.spent_micros += cost;
+        }
+        if let Some(Some(s)) = self.account_spent.get_mut(account_id) {
+            *s += cost;
+        }
+        self.prior.insert(
+            (account_id.to_string(), msg.request_id),
+            Prior {
+                id,
+                line_id: msg.line_id,
+                to: msg.to.as_str().to_string(),
+                text: msg.text.clone(),
+                channel: msg.channel.as_str().to_string(),
+            },
+        );
+    }
+}
+
+fn refusal(breach: Breach) -> ApiError {
+    let (code, field, message, details) = match breach {
+        Breach::Country(c) => (
+            "DESTINATION_NOT_ALLOWED",
+            Some("to"),
+            format!(
+                "destination country {} is outside the line's sending limits",
+                c.as_deref().unwrap_or("unknown")
+            ),
+            json!({ "limit": "countries", "country": c }),
+        ),
+        Breach::PerMinute(n) => (
+            "SENDING_LIMIT_EXCEEDED",
+            None,
+            format!("the line's limit of {n} messages per minute is reached"),
+            json!({ "limit": "messagesPerMinute", "value": n }),
+        ),
+        Breach::DailySpend { cap_micros, scope } => (
+            "SENDING_LIMIT_EXCEEDED",
+            None,
+            format!("the {scope}'s daily spend cap would be exceeded"),
+            json!({ "limit": "dailySpendCap", "scope": scope, "capMicros": cap_micros }),
+        ),
+    };
+    ApiError::Coded {
+        status: actix_web::http::StatusCode::BAD_REQUEST,
+        code,
+        message,
+        field: field.map(String::from),
+        details: Some(details),
+    }
+}
+
+/// Writes the message and its outbox job. On PostgreSQL in a savepoint:
+/// another instance may commit the same requestId first (the unique index
+/// decides), which must fail this item alone. SQLite has one writer, the
+/// batch, so nothing can come between its reads and its writes.
+async fn insert(
+    txn: &DatabaseTransaction,
+    account_id: &str,
+    msg: &TextMessage,
+    cost: i64,
+) -> Result<Result<(i64, Kicks), DbErr>, DbErr> {
+    if txn.get_database_backend() == sea_orm::DbBackend::Postgres {
+        return group::item(txn, async |sp| write(sp, account_id, msg, cost).await).await;
+    }
+    match write(txn, account_id, msg, cost).await {
+        Ok(v) => Ok(Ok(v)),
+        Err(e) => Err(e),
+    }
+}
+
+async fn write(
+    txn: &DatabaseTransaction,
+    account_id: &str,
+    msg: &TextMessage,
+    cost: i64,
+) -> Result<(i64, Kicks), DbErr> {
+    let now = Utc::now();
+    let row = phone_message::ActiveModel {
+        account_id: Set(account_id.to_string()),
+        line_id: Set(msg.line_id),
+        channel: Set(msg.channel.as_str().into()),
+        to_number: Set(msg.to.as_str().into()),
+        text: Set(msg.text.clone()),
+        request_id: Set(msg.request_id.to_string()),
+        segments: Set(msg.count.segments as i32),
+        encoding: Set(msg.count.encoding.as_str().into()),
+        cost_micros: Set(cost),
+        status: Set(STATUS_PENDING.into()),
+        carrier_message_id: Set(None),
+        error: Set(None),
+        created_at: Set(now),
+        updated_at: Set(now),
+        ..Default::default()
+    }
+    .insert(txn)
+    .await?;
+    let lane = msg.line_id.to_string();
+    let payload = serde_json::to_string(&MessageJob { message_id: row.id })
+        .map_err(|e| DbErr::Custom(e.to_string()))?;
+    outbox::store::enqueue(
+        txn,
+        &[NewJob {
+            queue: QUEUE,
+            lane: lane.clone(),
+            payload,
+        }],
+    )
+    .await?;
+    let mut kicks = Kicks::default();
+    kicks.add(QUEUE, &lane);
+    Ok((row.id, kicks))
 }
 
 /// What the caller gets: the queued message, new or the earlier one.
@@ -50,45 +480,36 @@ pub async fn accept(
     msg: TextMessage,
 ) -> Result<QueuedMessage, ApiError> {
     let account_id = caller.account_id();
-    let outcome = {
-        let _turn = ctx.writes.enter().await;
-        let txn = crate::db::begin_write(&ctx.db).await.map_err(unavailable)?;
-        match queue_in(&txn, account_id, &msg).await {
-            Ok(Queued::New(id, kicks)) => {
-                txn.commit().await.map_err(unavailable)?;
-                Ok((id, false, kicks))
-            }
-            Ok(Queued::Duplicate(id)) => Ok((id, true, Kicks::default())),
-            Err(Failure::Api(e)) => Err(e),
-            Err(Failure::Db(e)) => {
-                drop(txn);
-                if let Some(sea_orm::SqlErr::UniqueConstraintViolation(_)) = e.sql_err() {
-                    // A concurrent retry committed first: answer as a retry.
-                    match earlier(&ctx.db, account_id, &msg).await {
-                        Ok(Some(id)) => Ok((id, true, Kicks::default())),
-                        Ok(None) => Err(unavailable(e)),
-                        Err(Failure::Api(api)) => Err(api),
-                        Err(Failure::Db(db)) => Err(unavailable(db)),
-                    }
-                } else {
-                    Err(unavailable(e))
-                }
-            }
+    let acceptor = ctx.get::<Acceptor>()?;
+    let submitted = acceptor
+        .0
+        .submit(Accept {
+            account_id: account_id.to_string(),
+            msg: msg.clone(),
+        })
+        .await;
+    let (id, duplicate) = match submitted {
+        Err(not_committed) => return Err(unavailable(&not_committed)),
+        Ok(Accepted::New(id, kicks)) => {
+            outbox::announce(&ctx.bus, &kicks);
+            (id, false)
         }
+        Ok(Accepted::Duplicate(id)) => (id, true),
+        Ok(Accepted::Refused(e)) => return Err(e),
+        Ok(Accepted::Failed(e)) => return Err(unavailable(&e)),
+        Ok(Accepted::Raced) => match earlier(&ctx.db, account_id, &msg).await {
+            Ok(Some(id)) => (id, true),
+            Ok(None) => return Err(unavailable(&"the requestId's first request vanished")),
+            Err(Failure::Api(e)) => return Err(e),
+            Err(Failure::Db(e)) => return Err(unavailable(&e)),
+        },
     };
-    let (id, duplicate, kicks) = outcome?;
-    outbox::announce(&ctx.bus, &kicks);
     Ok(QueuedMessage {
         outbox_id: id.to_string(),
         channel: (msg.channel == Channel::Rcs).then(|| "rcs".to_string()),
         status: STATUS_PENDING.into(),
         duplicate,
     })
-}
-
-enum Queued {
-    New(i64, Kicks),
-    Duplicate(i64),
 }
 
 enum Failure {
@@ -108,194 +529,17 @@ impl From<ApiError> for Failure {
     }
 }
 
-/// The earlier message of the same requestId when it is the same request;
-/// 409 when the requestId was used for anything else.
+/// The earlier message of the same requestId (after a race with another
+/// instance): its id when it is the same request, else 409.
 async fn earlier(
     conn: &impl ConnectionTrait,
     account_id: &str,
     msg: &TextMessage,
 ) -> Result<Option<i64>, Failure> {
-    let Some(prior) = phone_message::Entity::find()
+    let prior = phone_message::Entity::find()
         .filter(phone_message::Column::AccountId.eq(account_id))
         .filter(phone_message::Column::RequestId.eq(msg.request_id.to_string()))
         .one(conn)
-        .await?
-    else {
-        return Ok(None);
-    };
-    let same = prior.line_id == msg.line_id
-        && prior.to_number == msg.to.as_str()
-        && prior.text == msg.text
-        && prior.channel == msg.channel.as_str();
-    if !same {
-        let reason = if prior.channel != msg.channel.as_str() {
-            "the requestId was already used on the other channel"
-        } else {
-            "the requestId was already used with a different line, destination or text"
-        };
-        return Err(Failure::Api(ApiError::Conflict {
-            message: format!("{reason}; use a new requestId for a new message"),
-            details: Some(json!({ "requestId": msg.request_id.to_string() })),
-        }));
-    }
-    Ok(Some(prior.id))
-}
-
-async fn queue_in(
-    txn: &DatabaseTransaction,
-    account_id: &str,
-    msg: &TextMessage,
-) -> Result<Queued, Failure> {
-    let enrolled = account::Entity::find_by_id(account_id.to_string())
-        .one(txn)
-        .await?
-        .is_some_and(|a| a.phone_lines_enabled);
-    if !enrolled {
-        return Err(
-            ApiError::NotFound("the account is not enrolled in agent phone lines".into()).into(),
-        );
-    }
-    if let Some(id) = earlier(txn, account_id, msg).await? {
-        return Ok(Queued::Duplicate(id));
-    }
-    // The line's row lock (PostgreSQL) orders concurrent sends on it, so
-    // the limits count every message committed before; SQLite's write
-    // transaction is exclusive already.
-    let line = phone_line::Entity::find_by_id(msg.line_id)
-        .filter(phone_line::Column::AccountId.eq(account_id))
-        .lock_exclusive()
-        .one(txn)
-        .await?
-        .ok_or_else(|| ApiError::Coded {
-            status: actix_web::http::StatusCode::NOT_FOUND,
-            code: "NOT_FOUND",
-            message: "phone line not found".into(),
-            field: Some("endpointId".into()),
-            details: None,
-        })?;
-    if line.kind != "sms" {
-        return Err(bad(
-            "LINE_NOT_MESSAGING",
-            Some("endpointId"),
-            format!(
-                "line {} is a {} line; text messages need an sms line",
-                line.id, line.kind
-            ),
-        )
-        .into());
-    }
-    if !line.active {
-        return Err(bad(
-            "LINE_INACTIVE",
-            Some("endpointId"),
-            format!("line {} is inactive", line.id),
-        )
-        .into());
-    }
-    if msg.channel == Channel::Rcs && !line.rcs_agent_verified {
-        return Err(bad(
-            "RCS_AGENT_NOT_VERIFIED",
-            Some("endpointId"),
-            format!(
-                "line {} has no verified RCS agent; SMS from it is unaffected",
-                line.id
-            ),
-        )
-        .into());
-    }
-    let opted_out = phone_opt_out::Entity::find_by_id((line.id, msg.to.as_str().to_string()))
-        .one(txn)
-        .await?
-        .is_some();
-    if opted_out {
-        return Err(bad(
-            "RECIPIENT_OPTED_OUT",
-            Some("to"),
-            format!(
-                "{} opted out of messages from this line (texted STOP)",
-                msg.to
-            ),
-        )
-        .into());
-    }
-    let limits = limits::for_line(txn, account_id, line.id).await?;
-    let cost = i64::from(msg.count.segments) * limits.segment_price_micros;
-    let now = Utc::now();
-    if let Some(breach) = limits::check(
-        txn,
-        &limits,
-        account_id,
-        line.id,
-        msg.country.as_deref(),
-        cost,
-        now,
-    )
-    .await?
-    {
-        let (code, field, message, details) = match breach {
-            Breach::Country(c) => (
-                "DESTINATION_NOT_ALLOWED",
-                Some("to"),
-                format!(
-                    "destination country {} is outside the line's sending limits",
-                    c.as_deref().unwrap_or("unknown")
-                ),
-                json!({ "limit": "countries", "country": c }),
-            ),
-            Breach::PerMinute(n) => (
-                "SENDING_LIMIT_EXCEEDED",
-                None,
-                format!("the line's limit of {n} messages per minute is reached"),
-                json!({ "limit": "messagesPerMinute", "value": n }),
-            ),
-            Breach::DailySpend { cap_micros, scope } => (
-                "SENDING_LIMIT_EXCEEDED",
-                None,
-                format!("the {scope}'s daily spend cap would be exceeded"),
-                json!({ "limit": "dailySpendCap", "scope": scope, "capMicros": cap_micros }),
-            ),
-        };
-        return Err(ApiError::Coded {
-            status: actix_web::http::StatusCode::BAD_REQUEST,
-            code,
-            message,
-            field: field.map(String::from),
-            details: Some(details),
-        }
-        .into());
-    }
-    let row = phone_message::ActiveModel {
-        account_id: Set(account_id.to_string()),
-        line_id: Set(line.id),
-        channel: Set(msg.channel.as_str().into()),
-        to_number: Set(msg.to.as_str().into()),
-        text: Set(msg.text.clone()),
-        request_id: Set(msg.request_id.to_string()),
-        segments: Set(msg.count.segments as i32),
-        encoding: Set(msg.count.encoding.as_str().into()),
-        cost_micros: Set(cost),
-        status: Set(STATUS_PENDING.into()),
-        carrier_message_id: Set(None),
-        error: Set(None),
-        created_at: Set(now),
-        updated_at: Set(now),
-        ..Default::default()
-    }
-    .insert(txn)
-    .await?;
-    let lane = line.id.to_string();
-    let payload = serde_json::to_string(&MessageJob { message_id: row.id })
-        .map_err(|e| DbErr::Custom(e.to_string()))?;
-    outbox::store::enqueue(
-        txn,
-        &[NewJob {
-            queue: QUEUE,
-            lane: lane.clone(),
-            payload,
-        }],
-    )
-    .await?;
-    let mut kicks = Kicks::default();
-    kicks.add(QUEUE, &lane);
-    Ok(Queued::New(row.id, kicks))
+        .await?;
+    prior.map(|p| Prior::from(p).answer(msg)).transpose()
 }

@@ -317,6 +317,78 @@ async fn fifty_concurrent_identical_requests_queue_exactly_one_message() {
     assert_eq!(messages(&app).await, 1);
 }
 
+/// Concurrent sends are accepted in batches (one transaction each): the
+/// limits must count the batch's own earlier messages, across lines too.
+#[actix_web::test]
+async fn concurrent_sends_never_exceed_a_lines_rate_or_the_accounts_daily_cap() {
+    let app = spawn_app().await;
+    let t = enrolled(&app).await;
+    let l = line(&app, &t, "+14155550100", |_| {}).await;
+    admin::set_line_limits(
+        &app.db,
+        &l,
+        LimitsChange {
+            per_minute: Some(5),
+            ..Default::default()
+        },
+    )
+    .await
+    .unwrap();
+    let answers = futures_util::future::join_all(
+        (0..20)
+            .map(|i| body(&l, TO, &format!("m{i}")))
+            .collect::<Vec<_>>()
+            .iter()
+            .map(|b| app.post(SMS, &t.key, b)),
+    )
+    .await;
+    let accepted = answers.iter().filter(|r| r.status == 202).count();
+    assert_eq!(accepted, 5, "per-minute limit of 5");
+    for r in answers.iter().filter(|r| r.status != 202) {
+        r.assert_error(400, "SENDING_LIMIT_EXCEEDED");
+    }
+
+    // An account cap of 0.02 at 0.004 a segment: five one-segment
+    // messages over two lines, whatever the interleaving.
+    let t = enrolled(&app).await;
+    let a = line(&app, &t, "+14155550101", |_| {}).await;
+    let b = line(&app, &t, "+14155550102", |_| {}).await;
+    for x in [&a, &b] {
+        admin::set_line_limits(
+            &app.db,
+            x,
+            LimitsChange {
+                segment_price: Some("0.004".into()),
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap();
+    }
+    admin::set_account_limits(
+        &app.db,
+        &t.account_id,
+        LimitsChange {
+            daily_spend_cap: Some("0.02".into()),
+            ..Default::default()
+        },
+    )
+    .await
+    .unwrap();
+    let bodies: Vec<Value> = (0..12)
+        .map(|i| body(if i % 2 == 0 { &a } else { &b }, TO, &format!("c{i}")))
+        .collect();
+    let answers =
+        futures_util::future::join_all(bodies.iter().map(|x| app.post(SMS, &t.key, x))).await;
+    let accepted = answers.iter().filter(|r| r.status == 202).count();
+    assert_eq!(accepted, 5, "the account cap counts every line");
+    for r in answers.iter().filter(|r| r.status != 202) {
+        r.assert_error(400, "SENDING_LIMIT_EXCEEDED");
+        assert_eq!(r.body["error"]["details"]["scope"], "account", "{}", r.body);
+    }
+    assert_eq!(messages(&app).await, 10);
+}
+
 #[actix_web::test]
 async fn sending_limits_bound_countries_rate_and_daily_spend() {
     let app = spawn_app().await;
