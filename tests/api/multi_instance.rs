@@ -812,3 +812,40 @@ async fn two_instances_never_send_a_text_twice_and_a_sender_killed_mid_batch_los
     let texts: HashSet<&String> = rows.iter().map(|m| &m.text).collect();
     assert!(sent.iter().all(|t| texts.contains(t)));
 }
+
+/// A first campaign on one instance and a currency change on another, at
+/// once and many times over: never both. Either the campaign is in the old
+/// currency and the change is refused, or the change landed first and the
+/// campaign (sent without a currency) takes the new one.
+#[actix_web::test]
+#[ignore = "needs PostgreSQL (AGENTIC_TEST_DATABASE_URL)"]
+async fn a_first_campaign_and_a_currency_change_on_two_instances_never_both_win() {
+    require_postgres();
+    let a = spawn_app().await;
+    let b = spawn_on(&a.database_url, |_| {}).await;
+    let t = a.tenant().await;
+    for round in 0..10 {
+        let adv = advertiser(&a, &t).await;
+        let campaign = json!({
+            "advertiserId": adv, "name": format!("C{round}"),
+            "flightDates": {"startDate": "2027-01-01T00:00:00Z", "endDate": "2027-02-01T00:00:00Z"},
+            "budget": {"total": 100}
+        });
+        let path = format!("/api/v2/buyer/advertisers/{adv}");
+        let change = json!({"primaryCurrency": "EUR"});
+        let (created, changed) = tokio::join!(
+            a.post("/api/v2/buyer/campaigns", &t.key, &campaign),
+            b.put(&path, &t.key, &change),
+        );
+        assert_eq!(created.status, 201, "{}", created.body);
+        let currency = created.data()["campaign"]["budget"]["currency"].clone();
+        if changed.status == 200 {
+            assert_eq!(currency, "EUR", "the change came first");
+        } else {
+            changed.assert_error(409, "CONFLICT");
+            assert_eq!(currency, "USD", "the campaign came first");
+        }
+        let now = a.get(&path, &t.key).await.data()["primaryCurrency"].clone();
+        assert_eq!(now, currency, "the advertiser's currency is the campaign's");
+    }
+}
