@@ -74,7 +74,11 @@ impl Lane {
                 if q.lanes.lock().contains_key(&lane) {
                     return;
                 }
-                if let Err(err) = store::release(&inner.db, queue, &lane, &inner.instance).await {
+                let released = {
+                    let _turn = inner.writes.enter().await;
+                    store::release(&inner.db, queue, &lane, &inner.instance).await
+                };
+                if let Err(err) = released {
                     tracing::debug!(error = %err, queue, "outbox: cannot release a lane (its lease will run out)");
                 }
             });

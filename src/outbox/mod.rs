@@ -335,7 +335,13 @@ pub(crate) async fn ensure_lane(inner: &Arc<Inner>, queue: &str, lane: &str) -> 
     }
     let now = Utc::now();
     let until = now + chrono::Duration::from_std(inner.tuning.lease).unwrap_or_default();
-    if !store::claim(&inner.db, queue, lane, &inner.instance, now, until).await? {
+    // A write like any other: through the gate, or SQLite's busy handler
+    // makes it wait in 100 ms steps behind the gated writers.
+    let claimed = {
+        let _turn = inner.writes.enter().await;
+        store::claim(&inner.db, queue, lane, &inner.instance, now, until).await?
+    };
+    if !claimed {
         return Ok(());
     }
     let mut lanes = q.lanes.lock();
@@ -456,7 +462,10 @@ async fn sweep_queue(
     let until = now + chrono::Duration::from_std(inner.tuning.lease).unwrap_or_default();
     let local: Vec<String> = q.lanes.lock().keys().cloned().collect();
     if !local.is_empty() {
-        let held = store::renew(&inner.db, name, &inner.instance, &local, until).await?;
+        let held = {
+            let _turn = inner.writes.enter().await;
+            store::renew(&inner.db, name, &inner.instance, &local, until).await?
+        };
         let held: std::collections::HashSet<String> = held.into_iter().collect();
         for lane in local.iter().filter(|l| !held.contains(*l)) {
             tracing::warn!(
@@ -484,6 +493,7 @@ async fn sweep_queue(
     let wanted: std::collections::HashSet<&String> = wanted.iter().collect();
     for lane in local.iter().filter(|l| !wanted.contains(l)) {
         forget_lane(q, lane, None);
+        let _turn = inner.writes.enter().await;
         store::release(&inner.db, name, lane, &inner.instance).await?;
     }
     // Pruning is not urgent: about once a minute with the default sweep.

@@ -69,5 +69,9 @@ pub fn register(
             Arc::new(simulated)
         }
     };
-    Some(Arc::new(sender::Sender::new(carrier, writes.clone())))
+    Some(Arc::new(sender::Sender::new(
+        carrier,
+        db.clone(),
+        writes.clone(),
+    )))
 }

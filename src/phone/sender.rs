@@ -26,6 +26,7 @@ use entity::{phone_line, phone_message, phone_opt_out};
 
 use super::carrier::{Carrier, Outgoing, Submission};
 use crate::db::WriteGate;
+use crate::db::group::{Batch, GroupCommit};
 use crate::outbox::{Handler, Job, LaneWorker, Next, Outcome};
 
 /// The outbox queue of text messages; a lane is a line id.
@@ -40,12 +41,45 @@ pub struct MessageJob {
 
 pub struct Sender {
     carrier: Arc<dyn Carrier>,
-    writes: WriteGate,
+    claims: GroupCommit<Claims>,
 }
 
 impl Sender {
-    pub fn new(carrier: Arc<dyn Carrier>, writes: WriteGate) -> Self {
-        Sender { carrier, writes }
+    pub fn new(carrier: Arc<dyn Carrier>, db: DatabaseConnection, writes: WriteGate) -> Self {
+        Sender {
+            carrier,
+            claims: GroupCommit::start(db, writes, Claims),
+        }
+    }
+}
+
+/// The claims of every lane, group-committed: each is still a committed
+/// compare-and-set before its message leaves, but the lanes that claim at
+/// once share one commit.
+pub struct Claims;
+
+#[async_trait::async_trait]
+impl Batch for Claims {
+    /// A message id.
+    type Item = i64;
+    /// Whether this claim moved the message from `pending`.
+    type Out = bool;
+    const NAME: &'static str = "text claims";
+
+    async fn run(&self, txn: &DatabaseTransaction, ids: &[i64]) -> Result<Vec<bool>, DbErr> {
+        let mut outs = Vec::with_capacity(ids.len());
+        for id in ids {
+            let moved = phone_message::Entity::update_many()
+                .col_expr(phone_message::Column::Status, Expr::value("submitting"))
+                .col_expr(phone_message::Column::UpdatedAt, Expr::value(Utc::now()))
+                .filter(phone_message::Column::Id.eq(*id))
+                .filter(phone_message::Column::Status.eq("pending"))
+                .exec(txn)
+                .await?
+                .rows_affected;
+            outs.push(moved == 1);
+        }
+        Ok(outs)
     }
 }
 
@@ -127,7 +161,7 @@ impl Handler for Sender {
         };
         Ok(Some(Box::new(Worker {
             db: db.clone(),
-            writes: self.writes.clone(),
+            claims: self.claims.clone(),
             carrier: self.carrier.clone(),
             line,
         })))
@@ -178,7 +212,7 @@ impl Handler for Sender {
 
 struct Worker {
     db: DatabaseConnection,
-    writes: WriteGate,
+    claims: GroupCommit<Claims>,
     carrier: Arc<dyn Carrier>,
     line: phone_line::Model,
 }
@@ -203,18 +237,7 @@ impl LaneWorker for Worker {
             })));
         }
         // The claim: committed before anything leaves.
-        let claimed = {
-            let _turn = self.writes.enter().await;
-            phone_message::Entity::update_many()
-                .col_expr(phone_message::Column::Status, Expr::value("submitting"))
-                .col_expr(phone_message::Column::UpdatedAt, Expr::value(Utc::now()))
-                .filter(phone_message::Column::Id.eq(id))
-                .filter(phone_message::Column::Status.eq("pending"))
-                .exec(&self.db)
-                .await?
-                .rows_affected
-                == 1
-        };
+        let claimed = self.claims.submit(id).await?;
         let Some(msg) = phone_message::Entity::find_by_id(id).one(&self.db).await? else {
             return Ok(Outcome::Skipped(json!({ "error": "message gone" })));
         };
