@@ -6,8 +6,8 @@ use std::collections::HashMap;
 
 use chrono::Utc;
 use sea_orm::{
-    ActiveModelTrait, ColumnTrait, ConnectionTrait, DatabaseTransaction, DbErr, EntityTrait,
-    QueryFilter, QuerySelect, Set,
+    ColumnTrait, ConnectionTrait, DatabaseTransaction, DbErr, EntityTrait, QueryFilter,
+    QuerySelect, Set,
 };
 use serde_json::json;
 
@@ -84,27 +84,73 @@ impl Batch for Accepts {
         txn: &DatabaseTransaction,
         items: &[Accept],
     ) -> Result<Vec<Accepted>, DbErr> {
+        // SQLite has one writer, this batch, so nothing can come between
+        // its reads and its writes: the new messages go in with one
+        // multi-row insert at the end. PostgreSQL inserts each at once, in
+        // a savepoint, since another instance may race a requestId.
+        let deferred = txn.get_database_backend() == sea_orm::DbBackend::Sqlite;
         let mut seen = Seen::read(txn, items).await?;
-        let mut outs = Vec::with_capacity(items.len());
+        let mut slots = Vec::with_capacity(items.len());
+        let mut fresh: Vec<(&Accept, i64)> = Vec::new();
         for a in items {
-            outs.push(match seen.check(txn, &a.account_id, &a.msg).await {
-                Err(Failure::Api(e)) => Accepted::Refused(e),
+            slots.push(match seen.check(txn, &a.account_id, &a.msg).await {
+                Err(Failure::Api(e)) => Slot::Done(Accepted::Refused(e)),
                 Err(Failure::Db(e)) => return Err(e),
-                Ok(Verdict::Duplicate(id)) => Accepted::Duplicate(id),
+                Ok(Verdict::Duplicate(Held::Id(id))) => Slot::Done(Accepted::Duplicate(id)),
+                Ok(Verdict::Duplicate(Held::Fresh(k))) => Slot::DuplicateOf(k),
+                Ok(Verdict::New { cost }) if deferred => {
+                    let k = fresh.len();
+                    fresh.push((a, cost));
+                    seen.accepted(&a.account_id, &a.msg, Held::Fresh(k), cost);
+                    Slot::Fresh(k)
+                }
                 Ok(Verdict::New { cost }) => {
-                    match insert(txn, &a.account_id, &a.msg, cost).await? {
-                        Ok((id, kicks)) => {
-                            seen.accepted(&a.account_id, &a.msg, id, cost);
-                            Accepted::New(id, kicks)
+                    let written =
+                        group::item(txn, async |sp| write(sp, &[(a, cost)]).await).await?;
+                    match written {
+                        Ok(ids) => {
+                            let id = ids.first().copied().unwrap_or_default();
+                            seen.accepted(&a.account_id, &a.msg, Held::Id(id), cost);
+                            Slot::Done(Accepted::New(id, kicks(a)))
                         }
-                        Err(e) if is_unique(&e) => Accepted::Raced,
-                        Err(e) => Accepted::Failed(e),
+                        Err(e) if is_unique(&e) => Slot::Done(Accepted::Raced),
+                        Err(e) => Slot::Done(Accepted::Failed(e)),
                     }
                 }
             });
         }
-        Ok(outs)
+        let ids = write(txn, &fresh).await?;
+        Ok(slots
+            .into_iter()
+            .map(|slot| match slot {
+                Slot::Done(out) => out,
+                Slot::Fresh(k) => Accepted::New(ids[k], kicks(fresh[k].0)),
+                Slot::DuplicateOf(k) => Accepted::Duplicate(ids[k]),
+            })
+            .collect())
     }
+}
+
+/// An item's answer while its batch runs: known, or a message of the
+/// batch's final insert.
+enum Slot {
+    Done(Accepted),
+    Fresh(usize),
+    DuplicateOf(usize),
+}
+
+/// Who holds a requestId: a message in the database, or the batch's k-th
+/// new one (not inserted yet).
+#[derive(Clone, Copy)]
+enum Held {
+    Id(i64),
+    Fresh(usize),
+}
+
+fn kicks(a: &Accept) -> Kicks {
+    let mut kicks = Kicks::default();
+    kicks.add(QUEUE, &a.msg.line_id.to_string());
+    kicks
 }
 
 fn is_unique(e: &DbErr) -> bool {
@@ -116,7 +162,7 @@ fn is_unique(e: &DbErr) -> bool {
 
 /// The message that holds a requestId.
 struct Prior {
-    id: i64,
+    id: Held,
     line_id: i64,
     to: String,
     text: String,
@@ -126,7 +172,7 @@ struct Prior {
 impl From<phone_message::Model> for Prior {
     fn from(m: phone_message::Model) -> Self {
         Prior {
-            id: m.id,
+            id: Held::Id(m.id),
             line_id: m.line_id,
             to: m.to_number,
             text: m.text,
@@ -138,7 +184,7 @@ impl From<phone_message::Model> for Prior {
 impl Prior {
     /// Its id when `msg` is the same request; 409 when the requestId was
     /// used for anything else.
-    fn answer(&self, msg: &TextMessage) -> Result<i64, Failure> {
+    fn answer(&self, msg: &TextMessage) -> Result<Held, Failure> {
         let same = self.line_id == msg.line_id
             && self.to == msg.to.as_str()
             && self.text == msg.text
@@ -165,7 +211,7 @@ struct LineState {
 }
 
 enum Verdict {
-    Duplicate(i64),
+    Duplicate(Held),
     New { cost: i64 },
 }
 
@@ -357,7 +403,7 @@ impl Seen {
     }
 
     /// Counts a message the batch accepted, for the items after it.
-    fn accepted(&mut self, account_id: &str, msg: &TextMessage, id: i64, cost: i64) {
+    fn accepted(&mut self, account_id: &str, msg: &TextMessage, id: Held, cost: i64) {
         if let Some(Some(state)) = self.lines.get_mut(&(account_id.to_string(), msg.line_id)) {
             state.used.last_minute += 1;
             state.used.spent_micros += cost;
@@ -411,66 +457,57 @@ fn refusal(breach: Breach) -> ApiError {
     }
 }
 
-/// Writes the message and its outbox job. On PostgreSQL in a savepoint:
-/// another instance may commit the same requestId first (the unique index
-/// decides), which must fail this item alone. SQLite has one writer, the
-/// batch, so nothing can come between its reads and its writes.
-async fn insert(
-    txn: &DatabaseTransaction,
-    account_id: &str,
-    msg: &TextMessage,
-    cost: i64,
-) -> Result<Result<(i64, Kicks), DbErr>, DbErr> {
-    if txn.get_database_backend() == sea_orm::DbBackend::Postgres {
-        return group::item(txn, async |sp| write(sp, account_id, msg, cost).await).await;
+/// Writes new messages and their outbox jobs, two statements whatever
+/// their number; answers their ids in order.
+async fn write(txn: &DatabaseTransaction, fresh: &[(&Accept, i64)]) -> Result<Vec<i64>, DbErr> {
+    if fresh.is_empty() {
+        return Ok(Vec::new());
     }
-    match write(txn, account_id, msg, cost).await {
-        Ok(v) => Ok(Ok(v)),
-        Err(e) => Err(e),
-    }
-}
-
-async fn write(
-    txn: &DatabaseTransaction,
-    account_id: &str,
-    msg: &TextMessage,
-    cost: i64,
-) -> Result<(i64, Kicks), DbErr> {
     let now = Utc::now();
-    let row = phone_message::ActiveModel {
-        account_id: Set(account_id.to_string()),
-        line_id: Set(msg.line_id),
-        channel: Set(msg.channel.as_str().into()),
-        to_number: Set(msg.to.as_str().into()),
-        text: Set(msg.text.clone()),
-        request_id: Set(msg.request_id.to_string()),
-        segments: Set(msg.count.segments as i32),
-        encoding: Set(msg.count.encoding.as_str().into()),
-        cost_micros: Set(cost),
-        status: Set(STATUS_PENDING.into()),
-        carrier_message_id: Set(None),
-        error: Set(None),
-        created_at: Set(now),
-        updated_at: Set(now),
-        ..Default::default()
-    }
-    .insert(txn)
+    let rows = phone_message::Entity::insert_many(fresh.iter().map(|(a, cost)| {
+        let msg = &a.msg;
+        phone_message::ActiveModel {
+            account_id: Set(a.account_id.clone()),
+            line_id: Set(msg.line_id),
+            channel: Set(msg.channel.as_str().into()),
+            to_number: Set(msg.to.as_str().into()),
+            text: Set(msg.text.clone()),
+            request_id: Set(msg.request_id.to_string()),
+            segments: Set(msg.count.segments as i32),
+            encoding: Set(msg.count.encoding.as_str().into()),
+            cost_micros: Set(*cost),
+            status: Set(STATUS_PENDING.into()),
+            carrier_message_id: Set(None),
+            error: Set(None),
+            created_at: Set(now),
+            updated_at: Set(now),
+            ..Default::default()
+        }
+    }))
+    .exec_with_returning(txn)
     .await?;
-    let lane = msg.line_id.to_string();
-    let payload = serde_json::to_string(&MessageJob { message_id: row.id })
-        .map_err(|e| DbErr::Custom(e.to_string()))?;
-    outbox::store::enqueue(
-        txn,
-        &[NewJob {
+    // RETURNING's row order is unspecified: match rows by requestId.
+    let by_request: HashMap<(String, String), i64> = rows
+        .into_iter()
+        .map(|m| ((m.account_id, m.request_id), m.id))
+        .collect();
+    let mut ids = Vec::with_capacity(fresh.len());
+    let mut jobs = Vec::with_capacity(fresh.len());
+    for (a, _) in fresh {
+        let key = (a.account_id.clone(), a.msg.request_id.to_string());
+        let id = *by_request
+            .get(&key)
+            .ok_or_else(|| DbErr::Custom("an inserted message was not returned".into()))?;
+        ids.push(id);
+        jobs.push(NewJob {
             queue: QUEUE,
-            lane: lane.clone(),
-            payload,
-        }],
-    )
-    .await?;
-    let mut kicks = Kicks::default();
-    kicks.add(QUEUE, &lane);
-    Ok((row.id, kicks))
+            lane: a.msg.line_id.to_string(),
+            payload: serde_json::to_string(&MessageJob { message_id: id })
+                .map_err(|e| DbErr::Custom(e.to_string()))?,
+        });
+    }
+    outbox::store::enqueue(txn, &jobs).await?;
+    Ok(ids)
 }
 
 /// What the caller gets: the queued message, new or the earlier one.
@@ -541,5 +578,9 @@ async fn earlier(
         .filter(phone_message::Column::RequestId.eq(msg.request_id.to_string()))
         .one(conn)
         .await?;
-    prior.map(|p| Prior::from(p).answer(msg)).transpose()
+    let Some(p) = prior else {
+        return Ok(None);
+    };
+    let id = p.id;
+    Prior::from(p).answer(msg).map(|_| Some(id))
 }
