@@ -9,6 +9,7 @@ mod helpers;
 mod advertisers;
 mod auth;
 mod browser;
+mod catalogs;
 mod cli;
 mod client_ip;
 mod conventions;
