@@ -334,8 +334,11 @@ fn price(v: &Value, problems: &mut Vec<(String, String)>) -> Option<Value> {
     }
 }
 
-/// Checks one item; `Err` lists its problems as (field, message).
-fn item(v: Value) -> Result<(String, Value), (Option<String>, Vec<(String, String)>)> {
+/// An item's problems as (field, message), with its id when readable.
+type Problems = (Option<String>, Vec<(String, String)>);
+
+/// Checks one item: its id and normalised value, or its problems.
+fn item(v: Value) -> Result<(String, Value), Problems> {
     let Value::Object(mut o) = v else {
         return Err((None, vec![(String::new(), "must be an object".into())]));
     };
