@@ -159,6 +159,10 @@ pub struct Config {
     /// not part of the operator contract (tests shorten them).
     #[arg(skip)]
     pub oauth: crate::auth::oauth::OAuthTuning,
+    /// Bounds of catalog feed fetches; not part of the operator contract
+    /// (tests shorten them).
+    #[arg(skip)]
+    pub catalog_feeds: crate::buyer::catalogs::feed::FeedTuning,
     /// Multiplies the built-in demo sellers' answer delays; not part of the
     /// operator contract (tests set 0).
     #[arg(skip = 1.0)]
@@ -307,6 +311,7 @@ impl Config {
             outbox: Default::default(),
             webhook_delivery: Default::default(),
             oauth: Default::default(),
+            catalog_feeds: Default::default(),
         }
     }
 

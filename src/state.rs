@@ -53,7 +53,7 @@ impl AppState {
         let writes = crate::db::WriteGate::for_db(&db);
         let mut handles = Handles::default();
         crate::conversations::register(&mut handles, &db, &bus, &config, &shutdown);
-        crate::buyer::register(&mut handles, &db);
+        crate::buyer::register(&mut handles, &db, &config);
         crate::discovery::register(&mut handles, &db, &writes, &bus, &config, &shutdown);
         // One outbox for every queue: webhook deliveries and text messages.
         let mut queues = Vec::new();

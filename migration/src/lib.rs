@@ -14,6 +14,7 @@ mod m20261126_090000_outbox;
 mod m20261127_090000_oauth;
 mod m20261128_090000_mcp_sessions;
 mod m20261129_090000_phone_messages;
+mod m20261130_090000_catalogs;
 mod m20261130_100000_campaigns;
 
 /// A foreign key that deletes the row with its parent.
@@ -48,6 +49,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261127_090000_oauth::Migration),
             Box::new(m20261128_090000_mcp_sessions::Migration),
             Box::new(m20261129_090000_phone_messages::Migration),
+            Box::new(m20261130_090000_catalogs::Migration),
             Box::new(m20261130_100000_campaigns::Migration),
         ]
     }

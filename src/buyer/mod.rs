@@ -1,9 +1,11 @@
-//! The buyer API: advertisers with brand identity, and the audit log.
+//! The buyer API: advertisers with brand identity, their catalogs, and the
+//! audit log.
 
 pub mod advertisers;
 pub mod audit;
 pub mod brands;
 pub mod campaigns;
+pub mod catalogs;
 
 use crate::auth::CallerInfo;
 use crate::error::ApiError;
@@ -12,11 +14,21 @@ use crate::ops::{
     Access, Ctx, Input, Nothing, Operation, OperationDef, Page, Paged, Pagination, Verb, def,
 };
 
-/// Starts this domain's handles: where brand identities resolve.
-pub fn register(handles: &mut crate::ops::context::Handles, db: &sea_orm::DatabaseConnection) {
+/// Starts this domain's handles: where brand identities resolve, and the
+/// catalogs' feed client.
+pub fn register(
+    handles: &mut crate::ops::context::Handles,
+    db: &sea_orm::DatabaseConnection,
+    config: &crate::config::Config,
+) {
     let brands: std::sync::Arc<dyn brands::BrandRegistry> =
         std::sync::Arc::new(brands::LocalRegistry::new(db.clone()));
     handles.insert(brands);
+    match catalogs::feed::Feeds::start(config.url_policy(), config.catalog_feeds.clone()) {
+        Ok(feeds) => handles.insert(feeds),
+        // Catalog operations then answer 500 (no handle); the rest serves.
+        Err(e) => tracing::error!(error = %e, "cannot start the catalog feed client"),
+    }
 }
 
 /// The buyer domain's own operations (each sub-domain lists its own).

@@ -253,6 +253,7 @@ pub fn registry() -> impl Iterator<Item = &'static OperationDef> {
         crate::buyer::advertisers::operations::OPERATIONS,
         crate::buyer::OPERATIONS,
         crate::buyer::campaigns::operations::OPERATIONS,
+        crate::buyer::catalogs::operations::OPERATIONS,
         crate::conversations::OPERATIONS,
         crate::discovery::OPERATIONS,
         crate::webhooks::OPERATIONS,

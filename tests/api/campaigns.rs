@@ -854,3 +854,145 @@ async fn named_operations_and_v3_save_campaign_run_the_same_code_as_rest() {
         .await;
     assert_eq!(hidden["structuredContent"]["code"], "NOT_FOUND", "{hidden}");
 }
+
+#[actix_web::test]
+async fn constraints_go_through_the_targeting_vocabularies() {
+    let app = spawn_app().await;
+    let t = app.tenant().await;
+    let adv = advertiser(&app, &t).await;
+    let constraints = json!({
+        "countries": ["us"],
+        "geo_countries_exclude": ["CA"],
+        "geo_regions": ["US-NY", "US-CA"],
+        "geo_regions_exclude": ["US-CA"],
+        "geo_metros": [{"system": "nielsen_dma", "values": ["501", "803"]}],
+        "geo_metros_exclude": [{"system": "nielsen_dma", "values": ["803"]}],
+        "geo_postal_areas": [{"country": "US", "system": "zip", "values": ["10001"]}],
+        "language": ["en"],
+        "device_type": ["mobile", "ctv"],
+        "device_platform": ["ios"]
+    });
+    let c = create(&app, &t, with(&adv, json!({"constraints": constraints}))).await;
+    let stored = &c["constraints"];
+    // The deprecated alias is stored under its current name, upper-cased.
+    assert_eq!(stored["geo_countries"], json!(["US"]), "{stored}");
+    assert!(stored.get("countries").is_none(), "{stored}");
+    let e = &c["effectiveTargeting"];
+    assert_eq!(
+        e["geo_regions"],
+        json!(["US-NY"]),
+        "excludes come off includes: {e}"
+    );
+    assert_eq!(e["geo_countries"], json!(["US"]), "{e}");
+
+    // Metro names on request, from the DMA vocabulary.
+    let id = c["campaignId"].as_str().unwrap();
+    let got = app
+        .get(&format!("{CMP}/{id}?fields=geo_metro_names"), &t.key)
+        .await;
+    let g = &got.data()["campaign"];
+    let names = g["geo_metro_names"].as_array().unwrap();
+    assert_eq!(names.len(), 2, "{g}");
+    assert_eq!(names[0]["code"], "501");
+    assert_eq!(names[0]["name"], "New York, NY");
+    assert_eq!(g["geo_metro_names_exclude"][0]["code"], "803");
+    assert!(g["geo_metro_names_exclude"][0]["name"].is_string(), "{g}");
+
+    // Failing cases, each at its path under `constraints`, nothing written.
+    let before = count(&app, &t).await;
+    let cases: Vec<(Value, &str)> = vec![
+        (
+            json!({"geo_countries": ["XX"]}),
+            "constraints.geo_countries[0]",
+        ),
+        (
+            json!({"geo_regions": ["US-ZZ"]}),
+            "constraints.geo_regions[0]",
+        ),
+        (
+            json!({"geo_metros": [{"system": "nielsen_dma", "values": ["New York"]}]}),
+            "constraints.geo_metros[0].values[0]",
+        ),
+        (
+            json!({"geo_postal_areas": [{"country": "GB", "system": "zip", "values": ["SW1A"]}]}),
+            "constraints.geo_postal_areas[0].system",
+        ),
+        (json!({"language": ["english"]}), "constraints.language[0]"),
+        (
+            json!({"device_type": ["toaster"]}),
+            "constraints.device_type[0]",
+        ),
+        (json!({"colour": ["red"]}), "constraints.colour"),
+    ];
+    for (bad, field) in cases {
+        let res = app
+            .post(CMP, &t.key, &with(&adv, json!({"constraints": bad})))
+            .await;
+        assert_field(&res, field);
+    }
+    assert_eq!(count(&app, &t).await, before);
+
+    // Update replaces the constraints; `{}` clears them.
+    let res = app
+        .put(&format!("{CMP}/{id}"), &t.key, &json!({"constraints": {}}))
+        .await;
+    assert_eq!(res.status, 200, "{}", res.body);
+    assert_eq!(res.data()["campaign"]["constraints"], json!({}));
+}
+
+#[actix_web::test]
+async fn a_catalog_of_the_campaigns_advertiser_attaches_and_no_other() {
+    let app = spawn_app().await;
+    let t = app.tenant().await;
+    let adv = advertiser(&app, &t).await;
+    let item = json!({"item_id": "sku-1", "title": "Shoe", "price": {"amount": 10.0, "currency": "USD"},
+                      "url": "https://shop.example/sku-1"});
+    let synced = app
+        .post(
+            &format!("/api/v2/buyer/advertisers/{adv}/catalogs/sync"),
+            &t.key,
+            &json!({"catalogs": [{"name": "Shoes", "items": [item]}]}),
+        )
+        .await;
+    assert_eq!(synced.status, 200, "{}", synced.body);
+    let cat = synced.data()["catalogs"][0]["catalogId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let c = create(&app, &t, with(&adv, json!({"catalogId": cat}))).await;
+    assert_eq!(c["catalogId"], cat.as_str());
+    let id = c["campaignId"].as_str().unwrap();
+    let res = app
+        .put(&format!("{CMP}/{id}"), &t.key, &json!({"catalogId": null}))
+        .await;
+    assert_eq!(
+        res.data()["campaign"]["catalogId"],
+        Value::Null,
+        "{}",
+        res.body
+    );
+
+    // Another advertiser's catalog, even of the same account, is refused.
+    let other = app
+        .post(
+            "/api/v2/buyer/advertisers",
+            &t.key,
+            &json!({"name": "B", "brand": "b.example", "primaryCurrency": "USD"}),
+        )
+        .await
+        .data()["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let res = app
+        .post(CMP, &t.key, &with(&other, json!({"catalogId": cat})))
+        .await;
+    assert_field(&res, "catalogId");
+    // And another account's.
+    let stranger = app.tenant().await;
+    let sadv = advertiser(&app, &stranger).await;
+    let res = app
+        .post(CMP, &stranger.key, &with(&sadv, json!({"catalogId": cat})))
+        .await;
+    assert_field(&res, "catalogId");
+}

@@ -10,6 +10,7 @@ mod advertisers;
 mod auth;
 mod browser;
 mod campaigns;
+mod catalogs;
 mod cli;
 mod client_ip;
 mod conventions;

@@ -111,6 +111,18 @@ async fn a_read_only_key_is_refused_every_write_and_writes_nothing() {
         .as_str()
         .unwrap()
         .to_string();
+    let cat = app
+        .post(
+            &format!("/api/v2/buyer/advertisers/{adv_id}/catalogs/sync"),
+            &admin.key,
+            &json!({"catalogs": [{"name": "Feed", "items": [{"item_id": "a", "title": "A"}]}]}),
+        )
+        .await;
+    assert_eq!(cat.status, 200, "{}", cat.body);
+    let cat_id = cat.data()["catalogs"][0]["catalogId"]
+        .as_str()
+        .unwrap()
+        .to_string();
     let doc = app
         .request(Method::GET, "/api/v2/openapi.json", None, None)
         .await
@@ -122,6 +134,7 @@ async fn a_read_only_key_is_refused_every_write_and_writes_nothing() {
         ("discoveryId", disc_id.clone()),
         ("subscriptionId", hook_id.clone()),
         ("campaignId", cmp_id.clone()),
+        ("catalogId", cat_id.clone()),
     ];
     let routes = write_routes(&doc, &ids);
     // Every registered write operation is among the documented routes.
@@ -184,6 +197,7 @@ async fn snapshot(app: &TestApp, key: &str, uid: &str, adv_id: &str, disc: &str)
         format!("/api/v2/buyer/discovery/{disc}/products"),
         "/api/v2/assistant/conversations".to_string(),
         format!("/api/v2/buyer/advertisers/{adv_id}"),
+        format!("/api/v2/buyer/advertisers/{adv_id}/catalogs"),
         "/api/v2/buyer/advertisers".to_string(),
         "/api/v2/buyer/audit-logs".to_string(),
         "/api/v2/assistant/conversation-settings".to_string(),

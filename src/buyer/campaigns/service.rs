@@ -11,7 +11,7 @@ use sea_orm::{
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
-use entity::{advertiser, campaign, discovery_session, storefront};
+use entity::{advertiser, campaign, catalog, discovery_session, storefront};
 
 use super::model::{
     self, Budget, CampaignEnvelope, CampaignIn, CampaignOut, FlightDates, Transition,
@@ -182,8 +182,14 @@ async fn check_catalog(
     id: &str,
     issues: &mut Issues,
 ) -> Result<(), ApiError> {
-    let _ = (db, caller, advertiser_id, id);
-    issues.add("catalogId", "no catalog of this advertiser with this id");
+    let mut q =
+        catalog::Entity::find_by_id(id).filter(catalog::Column::AccountId.eq(caller.account_id()));
+    if let Some(a) = advertiser_id {
+        q = q.filter(catalog::Column::AdvertiserId.eq(a));
+    }
+    if q.one(db).await?.is_none() {
+        issues.add("catalogId", "no catalog of this advertiser with this id");
+    }
     Ok(())
 }
 

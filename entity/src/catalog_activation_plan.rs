@@ -1,0 +1,21 @@
+use sea_orm::entity::prelude::*;
+
+/// An activation plan saved by a preview (`save: true`).
+#[derive(Clone, Debug, PartialEq, Eq, DeriveEntityModel)]
+#[sea_orm(table_name = "catalog_activation_plans")]
+pub struct Model {
+    #[sea_orm(primary_key, auto_increment = false)]
+    pub id: String,
+    pub account_id: String,
+    pub catalog_id: String,
+    pub from_version: Option<i32>,
+    pub to_version: i32,
+    #[sea_orm(column_type = "Text")]
+    pub plan: String,
+    pub created_at: DateTimeUtc,
+}
+
+#[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]
+pub enum Relation {}
+
+impl ActiveModelBehavior for ActiveModel {}
