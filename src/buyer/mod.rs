@@ -3,6 +3,7 @@
 pub mod advertisers;
 pub mod audit;
 pub mod brands;
+pub mod targeting;
 
 use crate::auth::CallerInfo;
 use crate::error::ApiError;

@@ -252,6 +252,7 @@ pub fn registry() -> impl Iterator<Item = &'static OperationDef> {
     [
         crate::buyer::advertisers::operations::OPERATIONS,
         crate::buyer::OPERATIONS,
+        crate::buyer::targeting::operations::OPERATIONS,
         crate::conversations::OPERATIONS,
         crate::discovery::OPERATIONS,
         crate::webhooks::OPERATIONS,
