@@ -213,13 +213,18 @@ async fn metros_need_real_dma_codes_as_numeric_strings() {
     assert!(!paths.iter().any(|p| p.ends_with("values[3]")), "{paths:?}");
 }
 
+/// `(system, valid code, its canonical form, an invalid code)`.
+type SystemCase = (&'static str, &'static str, &'static str, &'static str);
+/// `(country, its systems, a system it does not take)`.
+type PairingRow = (&'static str, &'static [SystemCase], &'static str);
+
 /// The pairing table, row by row: (country, right systems with a valid and
 /// an invalid code each, a wrong system).
 #[actix_web::test]
 async fn postal_pairing_table_row_by_row() {
     let app = spawn_app().await;
     let t = app.tenant().await;
-    let rows: &[(&str, &[(&str, &str, &str, &str)], &str)] = &[
+    let rows: &[PairingRow] = &[
         // (country, [(system, good, canonical, bad)], wrong system)
         (
             "US",
