@@ -187,6 +187,23 @@ async fn metros_need_real_dma_codes_as_numeric_strings() {
         c["geo_metros"],
         json!([{"system": "nielsen_dma", "values": ["501", "803", "602"]}])
     );
+    let res = validate(
+        &app,
+        &t,
+        json!({
+            "geo_metros": [{"system": "nielsen_dma", "values": ["501"]}],
+            "geo_metros_exclude": [{"system": "nielsen_dma", "values": ["798"]}],
+        }),
+    )
+    .await;
+    assert_eq!(
+        res.data()["geo_metro_names"],
+        json!([{"system": "nielsen_dma", "code": "501", "name": "New York, NY"}])
+    );
+    assert_eq!(
+        res.data()["geo_metro_names_exclude"],
+        json!([{"system": "nielsen_dma", "code": "798", "name": "Glendive, MT"}])
+    );
     let paths = rejected(
         &app,
         &t,
@@ -521,6 +538,8 @@ async fn countries_regions_and_languages_resolve_by_name() {
     let t = app.tenant().await;
     let r = resolve(&app, &t, "countries", "France").await;
     assert_eq!(r.data()["candidates"][0]["code"], json!("FR"), "{}", r.body);
+    let r = resolve(&app, &t, "countries", "United States").await;
+    assert_eq!(r.data()["candidates"][0]["code"], json!("US"), "{}", r.body);
     let r = resolve(&app, &t, "countries", "de").await;
     assert_eq!(
         r.data()["candidates"],
@@ -627,4 +646,34 @@ async fn targeting_operations_need_a_key() {
             .await
             .assert_error(401, "UNAUTHORIZED");
     }
+}
+
+#[actix_web::test]
+async fn the_openapi_document_carries_the_vocabularies() {
+    let app = spawn_app().await;
+    let res = app
+        .request(Method::GET, "/api/v2/openapi.json", None, None)
+        .await;
+    let schemas = &res.body["components"]["schemas"];
+    let c = &schemas["Constraints"]["properties"];
+    assert_eq!(
+        c["device_type"]["items"]["enum"],
+        json!(["desktop", "mobile", "tablet", "ctv", "dooh"])
+    );
+    let countries = c["geo_countries"]["items"]["enum"].as_array().unwrap();
+    assert!(countries.contains(&json!("US")) && countries.len() >= 249);
+    assert!(
+        c["language"]["items"]["enum"]
+            .as_array()
+            .unwrap()
+            .contains(&json!("en"))
+    );
+    assert_eq!(
+        schemas["MetroArea"]["properties"]["system"]["enum"],
+        json!(["nielsen_dma"])
+    );
+    assert!(
+        res.body["paths"]["/api/v2/buyer/targeting/validate"]["post"].is_object(),
+        "validate is documented"
+    );
 }

@@ -810,6 +810,31 @@ impl Constraints {
 
 pub use super::vocab::metro_name;
 
+/// A metro code with its label, for showing (`geo_metro_names`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct MetroLabel {
+    pub system: String,
+    pub code: String,
+    pub name: String,
+}
+
+/// The labels of every code of `areas` (codes without a label are skipped;
+/// validated constraints have none).
+pub fn metro_labels(areas: &[MetroArea]) -> Vec<MetroLabel> {
+    areas
+        .iter()
+        .flat_map(|a| {
+            a.values.iter().filter_map(move |code| {
+                metro_name(&a.system, code).map(|name| MetroLabel {
+                    system: a.system.clone(),
+                    code: code.clone(),
+                    name: name.to_string(),
+                })
+            })
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]

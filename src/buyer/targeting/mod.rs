@@ -3,6 +3,7 @@
 //! dimension operations (resolve a name, list labels, validate).
 
 pub mod constraints;
+pub mod openapi;
 pub mod operations;
 pub mod postal;
 pub mod vocab;

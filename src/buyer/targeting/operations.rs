@@ -5,7 +5,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use utoipa::{IntoParams, ToSchema};
 
-use super::constraints::{Constraints, EffectiveTargeting, parse_constraints};
+use super::constraints::{
+    Constraints, EffectiveTargeting, MetroLabel, metro_labels, parse_constraints,
+};
 use super::vocab::{self, SYSTEMS};
 use crate::auth::CallerInfo;
 use crate::error::{ApiError, Issues};
@@ -247,6 +249,11 @@ pub struct TargetingValidation {
     pub constraints: Constraints,
     /// What they target on their own.
     pub effective: EffectiveTargeting,
+    /// The labels of `geo_metros` and `geo_metros_exclude`, for showing.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub geo_metro_names: Vec<MetroLabel>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub geo_metro_names_exclude: Vec<MetroLabel>,
 }
 
 pub struct ValidateTargeting;
@@ -272,6 +279,8 @@ impl Operation for ValidateTargeting {
             Some(constraints) => Ok(TargetingValidation {
                 valid: true,
                 effective: constraints.effective(None),
+                geo_metro_names: metro_labels(&constraints.geo_metros),
+                geo_metro_names_exclude: metro_labels(&constraints.geo_metros_exclude),
                 constraints,
             }),
             None => Err(ApiError::invalid_all(issues.0)),
