@@ -677,3 +677,47 @@ async fn the_openapi_document_carries_the_vocabularies() {
         "validate is documented"
     );
 }
+
+#[actix_web::test]
+async fn odd_inputs_are_4xx_envelopes_never_500() {
+    let app = spawn_app().await;
+    let t = app.tenant().await;
+    let odd = [
+        json!(null),
+        json!(42),
+        json!("US"),
+        json!({"geo_countries": null}),
+        json!({"geo_countries": [null, {}, [], 1.5, "é", "U\u{0}S"]}),
+        json!({"geo_postal_areas": [{"country": "GB", "system": "full", "values": ["ÉÉÉ ÉÉÉ", "SW1A1Aé", "\u{202e}"]}]}),
+        json!({"geo_postal_areas": [{"country": "US", "system": "zip_plus_four", "values": ["é2345-1234", "-", "12345-"]}]}),
+        json!({"geo_postal_areas": [{"country": ["US"], "system": 5, "values": "94105"}]}),
+        json!({"geo_postal_areas": {"country": "US"}}),
+        json!({"geo_metros": [{"system": null, "values": [null]}]}),
+        json!({"geo_metros": [[["501"]]]}),
+        json!({"language": ["e".repeat(10_000)]}),
+    ];
+    for c in odd {
+        let res = validate(&app, &t, c.clone()).await;
+        res.assert_error(400, "VALIDATION_ERROR");
+        assert!(
+            res.body["error"]["details"]["issues"]
+                .as_array()
+                .is_some_and(|i| !i.is_empty()),
+            "{c} -> {}",
+            res.body
+        );
+    }
+    for q in ["%FF", "%00", "%E2%80%AE", &"a".repeat(201)] {
+        let r = app
+            .get(&dims("nielsen_dma", &format!("resolve?q={q}")), &t.key)
+            .await;
+        assert!(r.status.as_u16() < 500, "{q} -> {}", r.body);
+        let r = app
+            .get(&dims("regions", &format!("values?q={q}")), &t.key)
+            .await;
+        assert!(r.status.as_u16() < 500, "{q} -> {}", r.body);
+    }
+    app.get(&dims("%00", "values"), &t.key)
+        .await
+        .assert_error(404, "NOT_FOUND");
+}
