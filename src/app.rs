@@ -47,6 +47,7 @@ pub fn openapi_document() -> utoipa::openapi::OpenApi {
         Ok(mut value) => {
             buyer::advertisers::openapi::document(&mut value);
             buyer::catalogs::document(&mut value);
+            buyer::targeting::openapi::document(&mut value);
             crate::http::streams::document(&mut value);
             // Creating a conversation takes an optional body.
             value["paths"]["/api/v2/assistant/conversations"]["post"]["requestBody"]["required"] =

@@ -5,7 +5,9 @@
 //!     cargo run --release -p bench -- auth-read [--seconds 10] [--connections 32]
 //!     cargo run --release -p bench -- discovery-fanout [--storefronts 50] [--sessions 100]
 //!     cargo run --release -p bench -- webhook-fanout [--subscriptions 1,100] [--seconds 10]
+//!     cargo run --release -p bench -- campaign-validate [--seconds 10] [--connections 32]
 
+mod campaign;
 mod discovery;
 mod durability;
 mod fake_seller;
@@ -138,6 +140,7 @@ const SCENARIOS: &[&str] = &[
     "discovery-fanout",
     "webhook-fanout",
     "sms-accept",
+    "campaign-validate",
 ];
 
 fn main() -> anyhow::Result<()> {
@@ -169,6 +172,7 @@ fn main() -> anyhow::Result<()> {
             "discovery-fanout" => discovery::discovery_fanout(&args).await,
             "webhook-fanout" => webhooks::webhook_fanout(&args).await,
             "sms-accept" => sms::sms_accept(&args).await,
+            "campaign-validate" => campaign::campaign_validate(&args).await,
             other => bail!("unknown scenario {other}; known: {}", SCENARIOS.join(", ")),
         }
     })

@@ -6,6 +6,7 @@ pub mod audit;
 pub mod brands;
 pub mod campaigns;
 pub mod catalogs;
+pub mod targeting;
 
 use crate::auth::CallerInfo;
 use crate::error::ApiError;

@@ -254,6 +254,7 @@ pub fn registry() -> impl Iterator<Item = &'static OperationDef> {
         crate::buyer::OPERATIONS,
         crate::buyer::campaigns::operations::OPERATIONS,
         crate::buyer::catalogs::operations::OPERATIONS,
+        crate::buyer::targeting::operations::OPERATIONS,
         crate::conversations::OPERATIONS,
         crate::discovery::OPERATIONS,
         crate::webhooks::OPERATIONS,

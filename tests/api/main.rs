@@ -33,5 +33,6 @@ mod rooms;
 mod seller;
 mod storefronts;
 mod stream_access;
+mod targeting;
 mod webhook_delivery;
 mod webhooks;

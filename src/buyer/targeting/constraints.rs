@@ -1,0 +1,927 @@
+//! Campaign and package targeting `constraints`: parsed from JSON with every
+//! problem reported at once under its full path, normalised (canonical case,
+//! canonical postal forms, duplicates dropped, areas of one system merged),
+//! and combined into the effective targeting.
+//!
+//! Combination rule (spec, "Campaign inputs"): include lists intersect with
+//! package targeting, exclude lists union; then within the result each
+//! include list loses what its exclude list (and an excluded country) takes
+//! away. An include list that ends up empty matches nothing and is named in
+//! `unsatisfiable`; an absent include list means "unrestricted".
+
+use std::collections::{HashMap, HashSet};
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+use utoipa::ToSchema;
+
+use super::{postal, vocab};
+use crate::buyer::advertisers::model::CHANNELS;
+use crate::error::Issues;
+
+/// AdCP device types.
+pub const DEVICE_TYPES: &[&str] = &["desktop", "mobile", "tablet", "ctv", "dooh"];
+
+/// Operating systems a seller can target; `device_platform` accepts these.
+pub const DEVICE_PLATFORMS: &[&str] = &[
+    "ios",
+    "ipados",
+    "android",
+    "windows",
+    "macos",
+    "linux",
+    "chromeos",
+    "roku_os",
+    "tvos",
+    "tizen",
+    "webos",
+    "fire_os",
+    "android_tv",
+    "vizio_smartcast",
+    "playstation",
+    "xbox",
+];
+
+/// Longest simple list (countries, regions, languages, ...).
+pub const MAX_LIST: usize = 5_000;
+/// Most area items in one `geo_metros*` or `geo_postal_areas*` list.
+pub const MAX_AREAS: usize = 200;
+/// Most codes in one area's `values`.
+pub const MAX_VALUES: usize = 10_000;
+
+/// Every key `constraints` accepts (`countries` is the deprecated alias of
+/// `geo_countries`).
+pub const FIELDS: &[&str] = &[
+    "channels",
+    "geo_countries",
+    "geo_countries_exclude",
+    "countries",
+    "geo_regions",
+    "geo_regions_exclude",
+    "geo_metros",
+    "geo_metros_exclude",
+    "geo_postal_areas",
+    "geo_postal_areas_exclude",
+    "language",
+    "device_type",
+    "device_type_exclude",
+    "device_platform",
+];
+
+/// Metro codes of one system, e.g. `{system: "nielsen_dma", values: ["501"]}`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct MetroArea {
+    /// `nielsen_dma`.
+    pub system: String,
+    /// Numeric string codes, e.g. `"501"`.
+    pub values: Vec<String>,
+}
+
+/// Postal codes of one country and system, e.g.
+/// `{country: "US", system: "zip", values: ["94105"]}`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct PostalArea {
+    /// ISO 3166-1 alpha-2.
+    pub country: String,
+    /// The system the country uses (see the pairing table).
+    pub system: String,
+    pub values: Vec<String>,
+}
+
+/// Normalised targeting constraints (snake_case keys, as the spec gives
+/// them). Empty lists are omitted: an empty list equals omission.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Constraints {
+    /// Canonical AdCP media channels.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub channels: Vec<String>,
+    /// ISO 3166-1 alpha-2 (`countries` is accepted as its deprecated alias).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub geo_countries: Vec<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub geo_countries_exclude: Vec<String>,
+    /// ISO 3166-2, e.g. `US-CA`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub geo_regions: Vec<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub geo_regions_exclude: Vec<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub geo_metros: Vec<MetroArea>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub geo_metros_exclude: Vec<MetroArea>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub geo_postal_areas: Vec<PostalArea>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub geo_postal_areas_exclude: Vec<PostalArea>,
+    /// ISO 639-1.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub language: Vec<String>,
+    /// `desktop`, `mobile`, `tablet`, `ctv`, `dooh`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub device_type: Vec<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub device_type_exclude: Vec<String>,
+    /// Operating systems, e.g. `ios`, `android`, `roku_os`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub device_platform: Vec<String>,
+}
+
+fn join(base: &str, key: &str) -> String {
+    if base.is_empty() {
+        key.to_string()
+    } else {
+        format!("{base}.{key}")
+    }
+}
+
+/// A list of strings, each checked (and normalised) by `check`; duplicates
+/// after normalisation are dropped. Problems go to `path[i]`.
+fn strings(
+    v: &Value,
+    path: &str,
+    max: usize,
+    issues: &mut Issues,
+    check: impl Fn(&str) -> Result<String, String>,
+) -> Vec<String> {
+    let Some(items) = v.as_array() else {
+        issues.add(path, "must be an array of strings");
+        return vec![];
+    };
+    if items.len() > max {
+        issues.add(path, format!("must have at most {max} items"));
+        return vec![];
+    }
+    let mut seen = HashSet::with_capacity(items.len());
+    let mut out = Vec::with_capacity(items.len());
+    for (i, item) in items.iter().enumerate() {
+        let Some(s) = item.as_str() else {
+            issues.add(format!("{path}[{i}]"), "must be a string");
+            continue;
+        };
+        match check(s) {
+            Ok(code) => {
+                if seen.insert(code.clone()) {
+                    out.push(code);
+                }
+            }
+            Err(message) => issues.add(format!("{path}[{i}]"), message),
+        }
+    }
+    out
+}
+
+fn country(s: &str) -> Result<String, String> {
+    let code = s.trim().to_ascii_uppercase();
+    if vocab::is_country(&code) {
+        Ok(code)
+    } else {
+        Err("must be an ISO 3166-1 alpha-2 country code such as US".into())
+    }
+}
+
+fn region(s: &str) -> Result<String, String> {
+    let code = s.trim().to_ascii_uppercase();
+    if vocab::is_region(&code) {
+        Ok(code)
+    } else {
+        Err("must be an ISO 3166-2 subdivision code such as US-CA".into())
+    }
+}
+
+fn language(s: &str) -> Result<String, String> {
+    let code = s.trim().to_ascii_lowercase();
+    if vocab::is_language(&code) {
+        Ok(code)
+    } else {
+        Err("must be an ISO 639-1 language code such as en".into())
+    }
+}
+
+fn one_of(
+    list: &'static [&'static str],
+    what: &'static str,
+) -> impl Fn(&str) -> Result<String, String> {
+    move |s| {
+        let v = s.trim().to_ascii_lowercase();
+        if list.contains(&v.as_str()) {
+            Ok(v)
+        } else {
+            Err(format!("must be {what}: {}", list.join(", ")))
+        }
+    }
+}
+
+/// The object of an area item, with its unknown keys reported.
+fn area_object<'a>(
+    item: &'a Value,
+    path: &str,
+    keys: &[&str],
+    issues: &mut Issues,
+) -> Option<&'a Map<String, Value>> {
+    let Some(obj) = item.as_object() else {
+        issues.add(path, format!("must be an object with {}", keys.join(", ")));
+        return None;
+    };
+    for k in obj.keys() {
+        if !keys.contains(&k.as_str()) {
+            issues.add(
+                format!("{path}.{k}"),
+                format!("unknown field; expected {}", keys.join(", ")),
+            );
+        }
+    }
+    Some(obj)
+}
+
+/// An area's `values`: a non-empty array of strings, each checked by `check`.
+fn area_values(
+    obj: &Map<String, Value>,
+    path: &str,
+    issues: &mut Issues,
+    check: impl Fn(&str) -> Result<String, String>,
+) -> Vec<String> {
+    let path = format!("{path}.values");
+    match obj.get("values") {
+        None => {
+            issues.add(path, "required");
+            vec![]
+        }
+        Some(v) if v.as_array().is_some_and(|a| a.is_empty()) => {
+            issues.add(path, "must not be empty");
+            vec![]
+        }
+        Some(v) => strings(v, &path, MAX_VALUES, issues, check),
+    }
+}
+
+fn area_items<'a>(v: &'a Value, path: &str, issues: &mut Issues) -> &'a [Value] {
+    match v.as_array() {
+        None => {
+            issues.add(path, "must be an array of objects");
+            &[]
+        }
+        Some(a) if a.len() > MAX_AREAS => {
+            issues.add(path, format!("must have at most {MAX_AREAS} items"));
+            &[]
+        }
+        Some(a) => a,
+    }
+}
+
+/// Adds `values` to the area of the same key, or a new area, without duplicates.
+fn merge<A>(
+    areas: &mut Vec<A>,
+    same: impl Fn(&A) -> bool,
+    values: Vec<String>,
+    new: impl FnOnce(Vec<String>) -> A,
+) where
+    A: AsMut<Vec<String>>,
+{
+    match areas.iter_mut().find(|a| same(a)) {
+        Some(a) => {
+            let existing = a.as_mut();
+            let mut seen: HashSet<String> = existing.iter().cloned().collect();
+            existing.extend(values.into_iter().filter(|v| seen.insert(v.clone())));
+        }
+        None => areas.push(new(values)),
+    }
+}
+
+impl AsMut<Vec<String>> for MetroArea {
+    fn as_mut(&mut self) -> &mut Vec<String> {
+        &mut self.values
+    }
+}
+
+impl AsMut<Vec<String>> for PostalArea {
+    fn as_mut(&mut self) -> &mut Vec<String> {
+        &mut self.values
+    }
+}
+
+fn metros(v: &Value, path: &str, issues: &mut Issues) -> Vec<MetroArea> {
+    let mut out: Vec<MetroArea> = Vec::new();
+    for (i, item) in area_items(v, path, issues).iter().enumerate() {
+        let at = format!("{path}[{i}]");
+        let Some(obj) = area_object(item, &at, &["system", "values"], issues) else {
+            continue;
+        };
+        let system = match obj.get("system").map(|s| s.as_str()) {
+            Some(Some(s)) if vocab::METRO_SYSTEMS.contains(&s) => Some(s),
+            None => {
+                issues.add(format!("{at}.system"), "required");
+                None
+            }
+            _ => {
+                issues.add(
+                    format!("{at}.system"),
+                    format!("must be one of: {}", vocab::METRO_SYSTEMS.join(", ")),
+                );
+                None
+            }
+        };
+        let values = area_values(obj, &at, issues, |s| {
+            let code = s.trim();
+            if code.is_empty() || !code.bytes().all(|b| b.is_ascii_digit()) {
+                Err("must be a numeric string code such as \"501\"".into())
+            } else if system == Some("nielsen_dma") && !vocab::is_dma(code) {
+                Err("is not a Nielsen DMA code".into())
+            } else {
+                Ok(code.to_string())
+            }
+        });
+        if let Some(system) = system {
+            merge(
+                &mut out,
+                |a| a.system == system,
+                values,
+                |values| MetroArea {
+                    system: system.to_string(),
+                    values,
+                },
+            );
+        }
+    }
+    out
+}
+
+fn postal_areas(v: &Value, path: &str, issues: &mut Issues) -> Vec<PostalArea> {
+    let mut out: Vec<PostalArea> = Vec::new();
+    for (i, item) in area_items(v, path, issues).iter().enumerate() {
+        let at = format!("{path}[{i}]");
+        let Some(obj) = area_object(item, &at, &["country", "system", "values"], issues) else {
+            continue;
+        };
+        let system = match obj.get("system") {
+            None => {
+                issues.add(format!("{at}.system"), "required");
+                None
+            }
+            Some(s) => match s.as_str() {
+                Some(s) => Some(s.trim().to_ascii_lowercase()),
+                None => {
+                    issues.add(format!("{at}.system"), "must be a string");
+                    None
+                }
+            },
+        };
+        // The (country, system) pair, when it is a valid one.
+        let pair: Option<(String, String)> = match (obj.get("country"), system) {
+            (None, Some(system)) => match postal::legacy(&system) {
+                Some((c, s)) => Some((c.to_string(), s.to_string())),
+                None => {
+                    issues.add(
+                        format!("{at}.country"),
+                        format!(
+                            "required; areas without country are accepted only for the deprecated systems {}",
+                            postal::LEGACY_SYSTEMS
+                                .iter()
+                                .map(|(n, _, _)| *n)
+                                .collect::<Vec<_>>()
+                                .join(", ")
+                        ),
+                    );
+                    None
+                }
+            },
+            (None, None) => {
+                issues.add(format!("{at}.country"), "required");
+                None
+            }
+            (Some(c), system) => {
+                let code = match c.as_str().map(country) {
+                    Some(Ok(code)) => Some(code),
+                    _ => {
+                        issues.add(
+                            format!("{at}.country"),
+                            "must be an ISO 3166-1 alpha-2 country code such as US",
+                        );
+                        None
+                    }
+                };
+                match (code, system) {
+                    (Some(code), Some(system)) => {
+                        let allowed = postal::systems_for(&code);
+                        if allowed.contains(&system.as_str()) {
+                            Some((code, system))
+                        } else {
+                            issues.add(
+                                format!("{at}.system"),
+                                format!("for country {code} must be {}", allowed.join(" or ")),
+                            );
+                            None
+                        }
+                    }
+                    _ => None,
+                }
+            }
+        };
+        let values = match &pair {
+            Some((c, s)) => area_values(obj, &at, issues, |v| postal::normalize_code(c, s, v)),
+            // The format depends on the pair: only the shape can be checked.
+            None => area_values(obj, &at, issues, |v| Ok(v.to_string())),
+        };
+        if let Some((c, s)) = pair {
+            merge(
+                &mut out,
+                |a| a.country == c && a.system == s,
+                values,
+                |values| PostalArea {
+                    country: c.clone(),
+                    system: s.clone(),
+                    values,
+                },
+            );
+        }
+    }
+    out
+}
+
+/// Parses `constraints` (`v`), reporting every problem under `base` (e.g.
+/// `constraints.geo_postal_areas[2].values[5]`). `Some` only when nothing
+/// was wrong. `null` or absence is the caller's business.
+pub fn parse_constraints(v: &Value, base: &str, issues: &mut Issues) -> Option<Constraints> {
+    let before = issues.0.len();
+    let Some(obj) = v.as_object() else {
+        issues.add(base, "must be an object");
+        return None;
+    };
+    let at = |key: &str| join(base, key);
+    for key in obj.keys() {
+        if !FIELDS.contains(&key.as_str()) {
+            issues.add(
+                at(key),
+                format!("unknown field; expected one of: {}", FIELDS.join(", ")),
+            );
+        }
+    }
+    let list = |key: &str,
+                issues: &mut Issues,
+                check: &dyn Fn(&str) -> Result<String, String>|
+     -> Vec<String> {
+        match obj.get(key) {
+            Some(v) => strings(v, &at(key), MAX_LIST, issues, check),
+            None => vec![],
+        }
+    };
+    let channels = one_of(CHANNELS, "an AdCP media channel");
+    let device_types = one_of(DEVICE_TYPES, "one of");
+    let platforms = one_of(DEVICE_PLATFORMS, "one of");
+    let mut c = Constraints {
+        channels: list("channels", issues, &channels),
+        geo_countries_exclude: list("geo_countries_exclude", issues, &country),
+        geo_regions: list("geo_regions", issues, &region),
+        geo_regions_exclude: list("geo_regions_exclude", issues, &region),
+        language: list("language", issues, &language),
+        device_type: list("device_type", issues, &device_types),
+        device_type_exclude: list("device_type_exclude", issues, &device_types),
+        device_platform: list("device_platform", issues, &platforms),
+        ..Constraints::default()
+    };
+    c.geo_countries = match (
+        obj.contains_key("geo_countries"),
+        obj.contains_key("countries"),
+    ) {
+        (true, true) => {
+            issues.add(
+                at("countries"),
+                "deprecated alias of geo_countries; send geo_countries only",
+            );
+            list("geo_countries", issues, &country)
+        }
+        (false, true) => list("countries", issues, &country),
+        _ => list("geo_countries", issues, &country),
+    };
+    for (key, out) in [
+        ("geo_metros", &mut c.geo_metros),
+        ("geo_metros_exclude", &mut c.geo_metros_exclude),
+    ] {
+        if let Some(v) = obj.get(key) {
+            *out = metros(v, &at(key), issues);
+        }
+    }
+    for (key, out) in [
+        ("geo_postal_areas", &mut c.geo_postal_areas),
+        ("geo_postal_areas_exclude", &mut c.geo_postal_areas_exclude),
+    ] {
+        if let Some(v) = obj.get(key) {
+            *out = postal_areas(v, &at(key), issues);
+        }
+    }
+    (issues.0.len() == before).then_some(c)
+}
+
+/// The targeting that results from a campaign's constraints and,
+/// optionally, a package's. Absent include lists are unrestricted; present
+/// ones list exactly what may match.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct EffectiveTargeting {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub channels: Option<Vec<String>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub geo_countries: Option<Vec<String>>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub geo_countries_exclude: Vec<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub geo_regions: Option<Vec<String>>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub geo_regions_exclude: Vec<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub geo_metros: Option<Vec<MetroArea>>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub geo_metros_exclude: Vec<MetroArea>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub geo_postal_areas: Option<Vec<PostalArea>>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub geo_postal_areas_exclude: Vec<PostalArea>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub language: Option<Vec<String>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub device_type: Option<Vec<String>>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub device_type_exclude: Vec<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub device_platform: Option<Vec<String>>,
+    /// Include dimensions left with nothing to match: their lists do not
+    /// overlap, or their exclusions remove everything.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unsatisfiable: Vec<String>,
+}
+
+/// Include lists intersect; an empty list is no restriction.
+fn intersect(a: &[String], b: &[String]) -> Option<Vec<String>> {
+    match (a.is_empty(), b.is_empty()) {
+        (true, true) => None,
+        (false, true) => Some(a.to_vec()),
+        (true, false) => Some(b.to_vec()),
+        (false, false) => {
+            let set: HashSet<&String> = b.iter().collect();
+            Some(a.iter().filter(|x| set.contains(x)).cloned().collect())
+        }
+    }
+}
+
+/// Exclude lists union.
+fn union(a: &[String], b: &[String]) -> Vec<String> {
+    let mut seen: HashSet<&String> = HashSet::new();
+    a.iter()
+        .chain(b)
+        .filter(|x| seen.insert(x))
+        .cloned()
+        .collect()
+}
+
+fn union_areas<A: Clone + AsMut<Vec<String>>>(
+    a: &[A],
+    b: &[A],
+    same: impl Fn(&A, &A) -> bool,
+) -> Vec<A> {
+    let mut out: Vec<A> = a.to_vec();
+    for area in b {
+        let mut area = area.clone();
+        let values = std::mem::take(area.as_mut());
+        let proto = area.clone();
+        merge(
+            &mut out,
+            |x| same(x, &proto),
+            values,
+            |values| {
+                let mut n = proto.clone();
+                *n.as_mut() = values;
+                n
+            },
+        );
+    }
+    out
+}
+
+type PostalKey<'a> = (&'a str, &'a str, &'a str);
+
+fn postal_keys(areas: &[PostalArea]) -> Vec<PostalKey<'_>> {
+    areas
+        .iter()
+        .flat_map(|a| {
+            a.values
+                .iter()
+                .map(move |v| (a.country.as_str(), a.system.as_str(), v.as_str()))
+        })
+        .collect()
+}
+
+/// The coarser area a finer postal code lies in: a ZIP+4's ZIP, a full GB
+/// postcode's outward code, a full Canadian code's FSA. Codes are canonical
+/// ASCII here, so the slices are safe (and `get` keeps them so).
+fn parent(k: PostalKey) -> Option<PostalKey> {
+    match (k.0, k.1) {
+        ("US", "zip_plus_four") => k.2.get(..5).map(|z| ("US", "zip", z)),
+        ("GB", "full") => k.2.split(' ').next().map(|o| ("GB", "outward", o)),
+        ("CA", "full") => k.2.get(..3).map(|f| ("CA", "fsa", f)),
+        _ => None,
+    }
+}
+
+/// Is `k` one of `set`'s codes, or inside one of them?
+fn inside(k: PostalKey, set: &HashSet<PostalKey>) -> bool {
+    set.contains(&k) || parent(k).is_some_and(|p| set.contains(&p))
+}
+
+/// Groups keys back into areas, one per (country, system), in first-seen order.
+fn group_postal(keys: Vec<PostalKey>) -> Vec<PostalArea> {
+    let mut index: HashMap<(&str, &str), usize> = HashMap::new();
+    let mut out: Vec<PostalArea> = Vec::new();
+    let mut seen: HashSet<PostalKey> = HashSet::with_capacity(keys.len());
+    for k @ (c, s, v) in keys {
+        if !seen.insert(k) {
+            continue;
+        }
+        let i = *index.entry((c, s)).or_insert_with(|| {
+            out.push(PostalArea {
+                country: c.to_string(),
+                system: s.to_string(),
+                values: vec![],
+            });
+            out.len() - 1
+        });
+        out[i].values.push(v.to_string());
+    }
+    out
+}
+
+fn metro_keys(areas: &[MetroArea]) -> Vec<(&str, &str)> {
+    areas
+        .iter()
+        .flat_map(|a| {
+            a.values
+                .iter()
+                .map(move |v| (a.system.as_str(), v.as_str()))
+        })
+        .collect()
+}
+
+fn group_metros(keys: Vec<(&str, &str)>) -> Vec<MetroArea> {
+    let mut index: HashMap<&str, usize> = HashMap::new();
+    let mut out: Vec<MetroArea> = Vec::new();
+    let mut seen: HashSet<(&str, &str)> = HashSet::with_capacity(keys.len());
+    for k @ (s, v) in keys {
+        if !seen.insert(k) {
+            continue;
+        }
+        let i = *index.entry(s).or_insert_with(|| {
+            out.push(MetroArea {
+                system: s.to_string(),
+                values: vec![],
+            });
+            out.len() - 1
+        });
+        out[i].values.push(v.to_string());
+    }
+    out
+}
+
+fn region_country(code: &str) -> &str {
+    code.split('-').next().unwrap_or(code)
+}
+
+impl Constraints {
+    /// The effective targeting of these constraints, combined with a
+    /// package's when given: include lists intersect, exclude lists union,
+    /// then each include list loses what is excluded (including regions and
+    /// postal codes of excluded or non-included countries).
+    pub fn effective(&self, package: Option<&Constraints>) -> EffectiveTargeting {
+        let empty = Constraints::default();
+        let p = package.unwrap_or(&empty);
+        let mut e = EffectiveTargeting {
+            channels: intersect(&self.channels, &p.channels),
+            geo_countries: intersect(&self.geo_countries, &p.geo_countries),
+            geo_countries_exclude: union(&self.geo_countries_exclude, &p.geo_countries_exclude),
+            geo_regions: intersect(&self.geo_regions, &p.geo_regions),
+            geo_regions_exclude: union(&self.geo_regions_exclude, &p.geo_regions_exclude),
+            geo_metros_exclude: union_areas(
+                &self.geo_metros_exclude,
+                &p.geo_metros_exclude,
+                |a, b| a.system == b.system,
+            ),
+            geo_postal_areas_exclude: union_areas(
+                &self.geo_postal_areas_exclude,
+                &p.geo_postal_areas_exclude,
+                |a, b| a.country == b.country && a.system == b.system,
+            ),
+            language: intersect(&self.language, &p.language),
+            device_type: intersect(&self.device_type, &p.device_type),
+            device_type_exclude: union(&self.device_type_exclude, &p.device_type_exclude),
+            device_platform: intersect(&self.device_platform, &p.device_platform),
+            ..EffectiveTargeting::default()
+        };
+
+        // Metros: intersect by (system, code).
+        let (a, b) = (metro_keys(&self.geo_metros), metro_keys(&p.geo_metros));
+        let metros = match (a.is_empty(), b.is_empty()) {
+            (true, true) => None,
+            (false, true) => Some(a),
+            (true, false) => Some(b),
+            (false, false) => {
+                let set: HashSet<_> = b.iter().copied().collect();
+                Some(a.into_iter().filter(|k| set.contains(k)).collect())
+            }
+        };
+        let excluded: HashSet<_> = metro_keys(&e.geo_metros_exclude).into_iter().collect();
+        e.geo_metros =
+            metros.map(|m| group_metros(m.into_iter().filter(|k| !excluded.contains(k)).collect()));
+
+        // Postal codes: a code of one side is kept when it lies within an
+        // area of the other (so a ZIP+4 narrows a ZIP).
+        let (a, b) = (
+            postal_keys(&self.geo_postal_areas),
+            postal_keys(&p.geo_postal_areas),
+        );
+        let postal = match (a.is_empty(), b.is_empty()) {
+            (true, true) => None,
+            (false, true) => Some(a),
+            (true, false) => Some(b),
+            (false, false) => {
+                let (sa, sb): (HashSet<_>, HashSet<_>) =
+                    (a.iter().copied().collect(), b.iter().copied().collect());
+                let mut keep: Vec<PostalKey> =
+                    a.iter().copied().filter(|x| inside(*x, &sb)).collect();
+                keep.extend(b.iter().copied().filter(|y| inside(*y, &sa)));
+                Some(keep)
+            }
+        };
+        let excluded: HashSet<PostalKey> = postal_keys(&e.geo_postal_areas_exclude)
+            .into_iter()
+            .collect();
+        let countries_out: HashSet<&str> =
+            e.geo_countries_exclude.iter().map(String::as_str).collect();
+        let countries_in: Option<HashSet<&str>> = e
+            .geo_countries
+            .as_ref()
+            .map(|l| l.iter().map(String::as_str).collect());
+        let country_ok = |c: &str| {
+            !countries_out.contains(c) && countries_in.as_ref().is_none_or(|l| l.contains(c))
+        };
+        let postal = postal.map(|keys| {
+            group_postal(
+                keys.into_iter()
+                    .filter(|k| country_ok(k.0) && !inside(*k, &excluded))
+                    .collect(),
+            )
+        });
+        let regions_exclude: HashSet<&String> = e.geo_regions_exclude.iter().collect();
+        let regions = e.geo_regions.as_ref().map(|l| {
+            l.iter()
+                .filter(|r| !regions_exclude.contains(r) && country_ok(region_country(r)))
+                .cloned()
+                .collect::<Vec<_>>()
+        });
+        e.geo_postal_areas = postal;
+        e.geo_regions = regions;
+
+        // Simple lists lose their exclusions.
+        let countries_out: HashSet<String> = e.geo_countries_exclude.iter().cloned().collect();
+        if let Some(list) = e.geo_countries.as_mut() {
+            list.retain(|c| !countries_out.contains(c));
+        }
+        if let Some(list) = e.device_type.as_mut() {
+            list.retain(|d| !e.device_type_exclude.contains(d));
+        }
+
+        let checks: [(&str, Option<usize>); 8] = [
+            ("channels", e.channels.as_ref().map(Vec::len)),
+            ("geo_countries", e.geo_countries.as_ref().map(Vec::len)),
+            ("geo_regions", e.geo_regions.as_ref().map(Vec::len)),
+            ("geo_metros", e.geo_metros.as_ref().map(Vec::len)),
+            (
+                "geo_postal_areas",
+                e.geo_postal_areas.as_ref().map(Vec::len),
+            ),
+            ("language", e.language.as_ref().map(Vec::len)),
+            ("device_type", e.device_type.as_ref().map(Vec::len)),
+            ("device_platform", e.device_platform.as_ref().map(Vec::len)),
+        ];
+        e.unsatisfiable = checks
+            .iter()
+            .filter(|(_, n)| *n == Some(0))
+            .map(|(k, _)| k.to_string())
+            .collect();
+        e
+    }
+}
+
+pub use super::vocab::metro_name;
+
+/// A metro code with its label, for showing (`geo_metro_names`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct MetroLabel {
+    pub system: String,
+    pub code: String,
+    pub name: String,
+}
+
+/// The labels of every code of `areas` (codes without a label are skipped;
+/// validated constraints have none).
+pub fn metro_labels(areas: &[MetroArea]) -> Vec<MetroLabel> {
+    areas
+        .iter()
+        .flat_map(|a| {
+            a.values.iter().filter_map(move |code| {
+                metro_name(&a.system, code).map(|name| MetroLabel {
+                    system: a.system.clone(),
+                    code: code.clone(),
+                    name: name.to_string(),
+                })
+            })
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use serde_json::json;
+
+    use super::*;
+
+    fn parse(v: Value) -> Result<Constraints, Vec<(String, String)>> {
+        let mut issues = Issues::default();
+        parse_constraints(&v, "constraints", &mut issues)
+            .ok_or_else(|| issues.0.into_iter().map(|i| (i.path, i.message)).collect())
+    }
+
+    #[test]
+    fn normalises_and_merges() {
+        let c = parse(json!({
+            "countries": ["us", "US", "gb"],
+            "geo_postal_areas": [
+                {"country": "us", "system": "zip", "values": ["94105"]},
+                {"system": "us_zip", "values": ["94105", "10001"]},
+            ],
+            "geo_metros": [{"system": "nielsen_dma", "values": ["501", "501"]}],
+        }))
+        .unwrap();
+        assert_eq!(c.geo_countries, vec!["US", "GB"]);
+        assert_eq!(c.geo_postal_areas.len(), 1);
+        assert_eq!(c.geo_postal_areas[0].values, vec!["94105", "10001"]);
+        assert_eq!(c.geo_metros[0].values, vec!["501"]);
+    }
+
+    #[test]
+    fn every_issue_has_its_path() {
+        let issues = parse(json!({
+            "geo_countries": ["XX"],
+            "geo_postal_areas": [
+                {"country": "US", "system": "zip", "values": ["94105"]},
+                {"country": "GB", "system": "zip", "values": ["SW1A"]},
+                {"country": "US", "system": "zip", "values": ["1", "94105", "x"]},
+            ],
+            "geo_metros": [{"system": "nielsen_dma", "values": ["999"]}],
+            "bogus": 1,
+        }))
+        .unwrap_err();
+        let paths: Vec<&str> = issues.iter().map(|(p, _)| p.as_str()).collect();
+        for want in [
+            "constraints.bogus",
+            "constraints.geo_countries[0]",
+            "constraints.geo_postal_areas[1].system",
+            "constraints.geo_postal_areas[2].values[0]",
+            "constraints.geo_postal_areas[2].values[2]",
+            "constraints.geo_metros[0].values[0]",
+        ] {
+            assert!(paths.contains(&want), "{want} missing from {paths:?}");
+        }
+    }
+
+    #[test]
+    fn effective_intersects_includes_and_unions_excludes() {
+        let campaign = parse(json!({
+            "geo_countries": ["US", "CA"],
+            "geo_regions": ["US-CA", "US-NY", "CA-ON"],
+            "geo_countries_exclude": ["CA"],
+            "device_type": ["mobile", "ctv"],
+            "geo_postal_areas": [{"country": "US", "system": "zip", "values": ["94105", "10001"]}],
+            "geo_metros": [{"system": "nielsen_dma", "values": ["501", "803"]}],
+        }))
+        .unwrap();
+        let package = parse(json!({
+            "geo_regions_exclude": ["US-NY"],
+            "device_type": ["desktop"],
+            "geo_postal_areas": [{"country": "US", "system": "zip_plus_four", "values": ["94105-1234"]}],
+            "geo_metros_exclude": [{"system": "nielsen_dma", "values": ["803"]}],
+        }))
+        .unwrap();
+        let e = campaign.effective(Some(&package));
+        assert_eq!(e.geo_countries, Some(vec!["US".to_string()]));
+        assert_eq!(e.geo_regions, Some(vec!["US-CA".to_string()]));
+        assert_eq!(e.geo_regions_exclude, vec!["US-NY"]);
+        assert_eq!(e.device_type, Some(vec![]));
+        assert!(e.unsatisfiable.contains(&"device_type".to_string()));
+        let postal = e.geo_postal_areas.unwrap();
+        assert_eq!(postal[0].system, "zip_plus_four");
+        assert_eq!(postal[0].values, vec!["94105-1234"]);
+        assert_eq!(e.geo_metros.unwrap()[0].values, vec!["501"]);
+        assert!(e.channels.is_none());
+
+        let alone = campaign.effective(None);
+        assert_eq!(alone.device_type.unwrap().len(), 2);
+    }
+}

@@ -1,0 +1,338 @@
+//! The targeting operations: resolve a market or place name to codes, list
+//! a dimension's labels, and validate a `constraints` object. All read-only.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+use utoipa::{IntoParams, ToSchema};
+
+use super::constraints::{
+    Constraints, EffectiveTargeting, MetroLabel, metro_labels, parse_constraints,
+};
+use super::vocab::{self, SYSTEMS};
+use crate::auth::CallerInfo;
+use crate::error::{ApiError, Issues};
+use crate::http::{Envelope, ErrorEnvelope, ListEnvelope};
+use crate::ops::input::{Part, RawInput, parse_query};
+use crate::ops::{
+    Access, Ctx, Input, Json, Nothing, Operation, OperationDef, Page, Paged, Pagination, Params,
+    Query, Verb, def,
+};
+
+pub static OPERATIONS: &[&OperationDef] = &[
+    &def::<ResolveTargetingDimension>(&__path_resolve_targeting_dimension),
+    &def::<ListTargetingDimensionValues>(&__path_list_targeting_dimension_values),
+    &def::<ValidateTargeting>(&__path_validate_targeting),
+];
+
+/// Longest accepted name query.
+const MAX_QUERY: usize = 200;
+
+#[derive(Debug, Deserialize, ToSchema)]
+pub struct DimensionPath {
+    /// `nielsen_dma`, `countries`, `regions` or `languages`.
+    pub system: String,
+}
+
+/// An unknown dimension is a missing resource under `/dimensions`: 404.
+fn dimension(system: &str) -> Result<&'static vocab::Vocab, ApiError> {
+    vocab::vocab(system).ok_or_else(|| {
+        ApiError::NotFound(format!(
+            "unknown targeting dimension {system:?}; known: {}",
+            SYSTEMS.join(", ")
+        ))
+    })
+}
+
+/// `country` narrows regions to one country; other dimensions have none.
+fn country_filter(system: &str, country: Option<&str>) -> Result<Option<String>, ApiError> {
+    let Some(c) = country.map(str::trim).filter(|c| !c.is_empty()) else {
+        return Ok(None);
+    };
+    if system != "regions" {
+        return Err(ApiError::invalid("country", "applies to regions only"));
+    }
+    let code = c.to_ascii_uppercase();
+    if !vocab::is_country(&code) {
+        return Err(ApiError::invalid(
+            "country",
+            "must be an ISO 3166-1 alpha-2 country code such as US",
+        ));
+    }
+    Ok(Some(code))
+}
+
+#[derive(Debug, Default, Deserialize, IntoParams, ToSchema)]
+#[into_params(parameter_in = Query)]
+pub struct ResolveQuery {
+    /// The name to resolve, e.g. `New York` (1 to 200 characters).
+    pub q: Option<String>,
+    /// Regions only: an ISO 3166-1 alpha-2 country to search within.
+    pub country: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct TargetingCandidate {
+    pub code: String,
+    pub name: String,
+    /// 1.0 for an exact code or name match; below for fuzzy matches.
+    pub confidence: f64,
+}
+
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct TargetingResolution {
+    pub system: String,
+    pub query: String,
+    /// Best first; empty when nothing is close (ask the user).
+    pub candidates: Vec<TargetingCandidate>,
+    /// Several high-confidence candidates: ask the user which one.
+    pub ambiguous: bool,
+}
+
+pub struct ResolveTargetingDimension;
+
+impl Operation for ResolveTargetingDimension {
+    const NAME: &'static str = "resolve_targeting_dimension";
+    const DESCRIPTION: &'static str = "Resolve a name (e.g. a market such as \"New York\") to codes of a targeting dimension (nielsen_dma, countries, regions, languages), with confidence; ambiguous or empty results need clarification.";
+    const ACCESS: Access = Access::Read;
+    const VERB: Verb = Verb::Get;
+    const PATH: &'static str = "/buyer/targeting/dimensions/{system}/resolve";
+    type Path = Params<DimensionPath>;
+    type Query = Query<ResolveQuery>;
+    type Body = Nothing;
+    type Output = TargetingResolution;
+
+    async fn run(
+        _ctx: &Ctx,
+        _caller: &CallerInfo,
+        input: Input<Self>,
+    ) -> Result<TargetingResolution, ApiError> {
+        let system = input.path.0.system;
+        let vocab = dimension(&system)?;
+        let q = input.query.0.q.unwrap_or_default();
+        let query = q.trim();
+        if query.is_empty() || query.chars().count() > MAX_QUERY {
+            return Err(ApiError::invalid(
+                "q",
+                format!("required: a name of 1 to {MAX_QUERY} characters"),
+            ));
+        }
+        let country = country_filter(&system, input.query.0.country.as_deref())?;
+        let r = vocab::resolve(vocab, query, country.as_deref());
+        Ok(TargetingResolution {
+            candidates: r
+                .candidates
+                .into_iter()
+                .map(|c| TargetingCandidate {
+                    code: c.entry.code.to_string(),
+                    name: c.entry.name.to_string(),
+                    confidence: c.confidence,
+                })
+                .collect(),
+            ambiguous: r.ambiguous,
+            query: query.to_string(),
+            system,
+        })
+    }
+}
+
+#[derive(Debug, Default, Deserialize, IntoParams, ToSchema)]
+#[into_params(parameter_in = Query)]
+pub struct ValuesFilter {
+    /// Only labels whose code or name starts with this (case-insensitive).
+    pub q: Option<String>,
+    /// Regions only: an ISO 3166-1 alpha-2 country.
+    pub country: Option<String>,
+}
+
+/// `take`/`skip` (default 50, at most 200) plus the filter.
+pub struct ValuesQuery {
+    pub page: Page<50, 200>,
+    pub filter: ValuesFilter,
+}
+
+impl Part for ValuesQuery {
+    fn from_raw(raw: &RawInput) -> Result<Self, ApiError> {
+        Ok(ValuesQuery {
+            page: Page::parse(&raw.query)?,
+            filter: parse_query(&raw.query)?,
+        })
+    }
+    fn schema() -> Option<Value> {
+        let mut s = <Page<50, 200> as Part>::schema()?;
+        s["properties"]["q"] = json!({"type": "string", "maxLength": MAX_QUERY});
+        s["properties"]["country"] = json!({"type": "string", "minLength": 2, "maxLength": 2});
+        Some(s)
+    }
+}
+
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct TargetingLabel {
+    pub code: String,
+    pub name: String,
+    /// Regions: the ISO 3166-1 country they belong to.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub country: Option<String>,
+}
+
+pub struct ListTargetingDimensionValues;
+
+impl Operation for ListTargetingDimensionValues {
+    const NAME: &'static str = "list_targeting_dimension_values";
+    const DESCRIPTION: &'static str = "Codes and labels of a targeting dimension (nielsen_dma, countries, regions, languages), by code, with an optional prefix filter `q` and, for regions, `country`.";
+    const ACCESS: Access = Access::Read;
+    const VERB: Verb = Verb::Get;
+    const PATH: &'static str = "/buyer/targeting/dimensions/{system}/values";
+    type Path = Params<DimensionPath>;
+    type Query = ValuesQuery;
+    type Body = Nothing;
+    type Output = Paged<TargetingLabel>;
+
+    async fn run(
+        _ctx: &Ctx,
+        _caller: &CallerInfo,
+        input: Input<Self>,
+    ) -> Result<Self::Output, ApiError> {
+        let system = input.path.0.system;
+        let vocab = dimension(&system)?;
+        let ValuesQuery { page, filter } = input.query;
+        let country = country_filter(&system, filter.country.as_deref())?;
+        let q = filter.q.unwrap_or_default();
+        if q.chars().count() > MAX_QUERY {
+            return Err(ApiError::invalid(
+                "q",
+                format!("must be at most {MAX_QUERY} characters"),
+            ));
+        }
+        let name_prefix = vocab::normalize(&q);
+        let code_prefix = q.trim().to_lowercase();
+        let matching = vocab.entries.iter().filter(|e| {
+            country.as_deref().is_none_or(|c| e.country == Some(c))
+                && (e.code.to_lowercase().starts_with(&code_prefix)
+                    || e.full.starts_with(&name_prefix))
+        });
+        let mut total = 0u64;
+        let mut items = Vec::new();
+        for (i, e) in matching.enumerate() {
+            total += 1;
+            let i = i as u64;
+            if i >= page.skip && i < page.skip.saturating_add(page.take) {
+                items.push(TargetingLabel {
+                    code: e.code.to_string(),
+                    name: e.name.to_string(),
+                    country: e.country.map(String::from),
+                });
+            }
+        }
+        Ok(Paged {
+            items,
+            pagination: page.of(total),
+        })
+    }
+
+    fn pagination(out: &Self::Output) -> Option<Pagination> {
+        Some(out.pagination)
+    }
+}
+
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ValidateTargetingIn {
+    /// The constraints to check, as a campaign or package would carry them.
+    #[schema(value_type = Constraints)]
+    pub constraints: Value,
+}
+
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct TargetingValidation {
+    pub valid: bool,
+    /// The constraints normalised (canonical codes, duplicates merged).
+    pub constraints: Constraints,
+    /// What they target on their own.
+    pub effective: EffectiveTargeting,
+    /// The labels of `geo_metros` and `geo_metros_exclude`, for showing.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub geo_metro_names: Vec<MetroLabel>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub geo_metro_names_exclude: Vec<MetroLabel>,
+}
+
+pub struct ValidateTargeting;
+
+impl Operation for ValidateTargeting {
+    const NAME: &'static str = "validate_targeting";
+    const DESCRIPTION: &'static str = "Check targeting constraints against the real vocabularies (ISO 3166-1/-2, ISO 639-1, Nielsen DMA, postal systems per country); returns them normalised with their effective targeting, or every problem with its path.";
+    const ACCESS: Access = Access::Read;
+    const VERB: Verb = Verb::Post;
+    const PATH: &'static str = "/buyer/targeting/validate";
+    type Path = Nothing;
+    type Query = Nothing;
+    type Body = Json<ValidateTargetingIn>;
+    type Output = TargetingValidation;
+
+    async fn run(
+        _ctx: &Ctx,
+        _caller: &CallerInfo,
+        input: Input<Self>,
+    ) -> Result<TargetingValidation, ApiError> {
+        let mut issues = Issues::default();
+        match parse_constraints(&input.body.0.constraints, "constraints", &mut issues) {
+            Some(constraints) => Ok(TargetingValidation {
+                valid: true,
+                effective: constraints.effective(None),
+                geo_metro_names: metro_labels(&constraints.geo_metros),
+                geo_metro_names_exclude: metro_labels(&constraints.geo_metros_exclude),
+                constraints,
+            }),
+            None => Err(ApiError::invalid_all(issues.0)),
+        }
+    }
+}
+
+// OpenAPI descriptions of the routes derived from the operations above.
+
+#[utoipa::path(
+    get,
+    path = "/buyer/targeting/dimensions/{system}/resolve",
+    tag = "buyer",
+    security(("bearer" = [])),
+    params(("system" = String, Path, description = "nielsen_dma, countries, regions or languages"), ResolveQuery),
+    responses(
+        (status = 200, body = Envelope<TargetingResolution>),
+        (status = 400, body = ErrorEnvelope),
+        (status = 401, body = ErrorEnvelope),
+        (status = 404, body = ErrorEnvelope, description = "unknown dimension"),
+    )
+)]
+#[allow(dead_code)]
+fn resolve_targeting_dimension() {}
+
+#[utoipa::path(
+    get,
+    path = "/buyer/targeting/dimensions/{system}/values",
+    tag = "buyer",
+    security(("bearer" = [])),
+    params(("system" = String, Path, description = "nielsen_dma, countries, regions or languages"), Page<50, 200>, ValuesFilter),
+    responses(
+        (status = 200, body = ListEnvelope<Vec<TargetingLabel>>),
+        (status = 400, body = ErrorEnvelope),
+        (status = 401, body = ErrorEnvelope),
+        (status = 404, body = ErrorEnvelope, description = "unknown dimension"),
+    )
+)]
+#[allow(dead_code)]
+fn list_targeting_dimension_values() {}
+
+#[utoipa::path(
+    post,
+    path = "/buyer/targeting/validate",
+    tag = "buyer",
+    security(("bearer" = [])),
+    request_body = ValidateTargetingIn,
+    responses(
+        (status = 200, body = Envelope<TargetingValidation>),
+        (status = 400, body = ErrorEnvelope, description = "VALIDATION_ERROR with every issue"),
+        (status = 401, body = ErrorEnvelope),
+    )
+)]
+#[allow(dead_code)]
+fn validate_targeting() {}

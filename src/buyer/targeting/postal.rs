@@ -1,0 +1,233 @@
+//! Postal areas: which system each country uses (a wrong system fails
+//! validation), the code format of each system, and the deprecated
+//! country-fused system names of legacy `{system, values}` areas.
+
+/// The systems a country accepts, as the spec pairs them.
+pub fn systems_for(country: &str) -> &'static [&'static str] {
+    match country {
+        "US" => &["zip", "zip_plus_four"],
+        "GB" => &["outward", "full"],
+        "CA" => &["fsa", "full"],
+        "DE" | "CH" | "AT" => &["plz"],
+        "FR" => &["code_postal"],
+        "AU" => &["postcode"],
+        "BR" => &["cep"],
+        "IN" => &["pin"],
+        // ZA and every other country.
+        _ => &["postal_code"],
+    }
+}
+
+/// Every system name the pairing table uses.
+pub const SYSTEMS: &[&str] = &[
+    "zip",
+    "zip_plus_four",
+    "outward",
+    "full",
+    "fsa",
+    "plz",
+    "code_postal",
+    "postcode",
+    "cep",
+    "pin",
+    "postal_code",
+];
+
+/// Deprecated country-fused systems (AdCP's earlier `postal_areas` names),
+/// accepted only in legacy areas without `country`, and their
+/// `(country, system)`.
+pub const LEGACY_SYSTEMS: &[(&str, &str, &str)] = &[
+    ("us_zip", "US", "zip"),
+    ("us_zip_plus_four", "US", "zip_plus_four"),
+    ("gb_outward", "GB", "outward"),
+    ("gb_full", "GB", "full"),
+    ("ca_fsa", "CA", "fsa"),
+    ("ca_full", "CA", "full"),
+    ("de_plz", "DE", "plz"),
+    ("ch_plz", "CH", "plz"),
+    ("at_plz", "AT", "plz"),
+    ("fr_code_postal", "FR", "code_postal"),
+    ("au_postcode", "AU", "postcode"),
+];
+
+/// The `(country, system)` of a deprecated fused system name.
+pub fn legacy(system: &str) -> Option<(&'static str, &'static str)> {
+    LEGACY_SYSTEMS
+        .iter()
+        .find(|(name, _, _)| *name == system)
+        .map(|(_, c, s)| (*c, *s))
+}
+
+fn digits(s: &str, n: usize) -> bool {
+    s.len() == n && s.bytes().all(|b| b.is_ascii_digit())
+}
+
+/// `a` digits and `b` digits, with or without one hyphen between them;
+/// canonically with it.
+fn hyphenated(s: &str, a: usize, b: usize) -> Option<String> {
+    let (head, tail) = match s.split_once('-') {
+        Some(parts) => parts,
+        None if s.len() == a + b => s.split_at(a),
+        None => return None,
+    };
+    (digits(head, a) && digits(tail, b)).then(|| format!("{head}-{tail}"))
+}
+
+/// Upper case, spaces collapsed to one, trimmed.
+fn tidy(raw: &str) -> String {
+    raw.split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+        .to_ascii_uppercase()
+}
+
+/// A GB outward code: area (1-2 letters), district (a digit, then an
+/// optional digit or letter), e.g. `M1`, `B33`, `SW1A`.
+fn gb_outward(s: &str) -> bool {
+    let b = s.as_bytes();
+    let letters = b.iter().take_while(|c| c.is_ascii_uppercase()).count();
+    if !(1..=2).contains(&letters) {
+        return false;
+    }
+    let rest = &b[letters..];
+    matches!(rest.len(), 1 | 2)
+        && rest[0].is_ascii_digit()
+        && rest[1..].iter().all(|c| c.is_ascii_alphanumeric())
+}
+
+/// A GB inward code: a digit and two letters (never C, I, K, M, O, V).
+fn gb_inward(s: &str) -> bool {
+    let b = s.as_bytes();
+    b.len() == 3
+        && b[0].is_ascii_digit()
+        && b[1..]
+            .iter()
+            .all(|c| c.is_ascii_uppercase() && !b"CIKMOV".contains(c))
+}
+
+/// A Canadian FSA: letter (not D F I O Q U W Z), digit, letter (not D F I O Q U).
+fn ca_fsa(s: &str) -> bool {
+    let b = s.as_bytes();
+    b.len() == 3
+        && b[0].is_ascii_uppercase()
+        && !b"DFIOQUWZ".contains(&b[0])
+        && b[1].is_ascii_digit()
+        && b[2].is_ascii_uppercase()
+        && !b"DFIOQU".contains(&b[2])
+}
+
+/// A Canadian LDU: digit, letter (not D F I O Q U), digit.
+fn ca_ldu(s: &str) -> bool {
+    let b = s.as_bytes();
+    b.len() == 3
+        && b[0].is_ascii_digit()
+        && b[1].is_ascii_uppercase()
+        && !b"DFIOQU".contains(&b[1])
+        && b[2].is_ascii_digit()
+}
+
+/// Splits a full code into outward and inward parts, with or without the
+/// space (the inward part is always the last three characters).
+fn split_full(s: &str) -> Option<(&str, &str)> {
+    let compact_len = s.len() - usize::from(s.contains(' '));
+    if compact_len < 5 {
+        return None;
+    }
+    match s.split_once(' ') {
+        Some((a, b)) => Some((a, b)),
+        None => Some(s.split_at(s.len() - 3)),
+    }
+}
+
+/// Checks one code of `system` in `country` (a valid pairing) and returns
+/// its canonical form, or what a valid code looks like.
+pub fn normalize_code(country: &str, system: &str, raw: &str) -> Result<String, String> {
+    let s = tidy(raw);
+    // Every format is ASCII; checking first keeps the byte slicing below safe.
+    if !s.is_ascii() {
+        return Err(format!("must be {}", expected(country, system)));
+    }
+    let ok = match system {
+        "zip" => digits(&s, 5).then(|| s.clone()),
+        "zip_plus_four" => hyphenated(&s, 5, 4),
+        "outward" => gb_outward(&s).then(|| s.clone()),
+        "full" if country == "GB" => split_full(&s)
+            .filter(|(o, i)| (gb_outward(o) || *o == "GIR") && gb_inward(i))
+            .map(|(o, i)| format!("{o} {i}")),
+        "fsa" => ca_fsa(&s).then(|| s.clone()),
+        "full" => split_full(&s)
+            .filter(|(f, l)| ca_fsa(f) && ca_ldu(l))
+            .map(|(f, l)| format!("{f} {l}")),
+        "plz" if country == "DE" => digits(&s, 5).then(|| s.clone()),
+        "plz" => digits(&s, 4).then(|| s.clone()),
+        "code_postal" => digits(&s, 5).then(|| s.clone()),
+        "postcode" => digits(&s, 4).then(|| s.clone()),
+        "cep" => hyphenated(&s, 5, 3),
+        "pin" => (digits(&s, 6) && !s.starts_with('0')).then(|| s.clone()),
+        _ => (!s.is_empty()
+            && s.len() <= 10
+            && s.bytes().any(|b| b.is_ascii_alphanumeric())
+            && s.bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b' ' || b == b'-'))
+        .then(|| s.clone()),
+    };
+    ok.ok_or_else(|| format!("must be {}", expected(country, system)))
+}
+
+/// What a code of `system` looks like, for messages.
+pub fn expected(country: &str, system: &str) -> &'static str {
+    match (country, system) {
+        (_, "zip") => "a 5-digit ZIP code such as 94105",
+        (_, "zip_plus_four") => "a ZIP+4 code such as 94105-1234",
+        (_, "outward") => "a UK outward code such as SW1A or M1",
+        ("GB", "full") => "a full UK postcode such as SW1A 1AA",
+        (_, "fsa") => "a Canadian forward sortation area such as K1A",
+        (_, "full") => "a full Canadian postal code such as K1A 0B1",
+        ("DE", "plz") => "a 5-digit Postleitzahl such as 10115",
+        (_, "plz") => "a 4-digit Postleitzahl such as 8001",
+        (_, "code_postal") => "a 5-digit code postal such as 75001",
+        (_, "postcode") => "a 4-digit postcode such as 2000",
+        (_, "cep") => "an 8-digit CEP such as 01310-100",
+        (_, "pin") => "a 6-digit PIN code not starting with 0, such as 110001",
+        _ => "1 to 10 letters, digits, spaces or hyphens",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn formats_and_canonical_forms() {
+        let ok = |c, s, v| normalize_code(c, s, v).ok();
+        assert_eq!(ok("US", "zip", "94105"), Some("94105".into()));
+        assert_eq!(ok("US", "zip", "9410"), None);
+        assert_eq!(
+            ok("US", "zip_plus_four", "941051234"),
+            Some("94105-1234".into())
+        );
+        assert_eq!(ok("US", "zip_plus_four", "9410-51234"), None);
+        assert_eq!(ok("GB", "outward", "sw1a"), Some("SW1A".into()));
+        assert_eq!(ok("GB", "outward", "M1"), Some("M1".into()));
+        assert_eq!(ok("GB", "outward", "1SW"), None);
+        assert_eq!(ok("GB", "full", "sw1a1aa"), Some("SW1A 1AA".into()));
+        assert_eq!(ok("GB", "full", "SW1A 1CA"), None);
+        assert_eq!(ok("CA", "fsa", "k1a"), Some("K1A".into()));
+        assert_eq!(ok("CA", "fsa", "D1A"), None);
+        assert_eq!(ok("CA", "full", "K1A0B1"), Some("K1A 0B1".into()));
+        assert_eq!(ok("DE", "plz", "10115"), Some("10115".into()));
+        assert_eq!(ok("DE", "plz", "8001"), None);
+        assert_eq!(ok("CH", "plz", "8001"), Some("8001".into()));
+        assert_eq!(ok("AT", "plz", "10115"), None);
+        assert_eq!(ok("BR", "cep", "01310100"), Some("01310-100".into()));
+        assert_eq!(ok("BR", "cep", "01310-100"), Some("01310-100".into()));
+        assert_eq!(ok("IN", "pin", "011000"), None);
+        assert_eq!(ok("ZA", "postal_code", "0001"), Some("0001".into()));
+        assert_eq!(ok("NL", "postal_code", "1012 ab"), Some("1012 AB".into()));
+        assert_eq!(ok("NL", "postal_code", "1012_AB"), None);
+        assert_eq!(ok("NL", "postal_code", "12345678901"), None);
+        assert_eq!(ok("US", "zip_plus_four", "94105-1234-"), None);
+        assert_eq!(ok("GB", "full", "SW1A1Aé"), None);
+        assert_eq!(ok("US", "zip_plus_four", "9410é1234"), None);
+    }
+}
