@@ -721,3 +721,70 @@ async fn odd_inputs_are_4xx_envelopes_never_500() {
         .await
         .assert_error(404, "NOT_FOUND");
 }
+
+#[actix_web::test]
+async fn the_targeting_operations_run_the_same_through_the_dispatcher_and_mcp() {
+    use agentic_api::ops::{OperationCall, dispatch};
+    let app = spawn_app().await;
+    let t = app.tenant().await;
+    let caller = app.state.auth.authenticate(&t.key).await.unwrap().unwrap();
+    let call = |v: Value| serde_json::from_value::<OperationCall>(v).unwrap();
+
+    let rest = resolve(&app, &t, "nielsen_dma", "Chicago").await;
+    let op = dispatch(
+        &app.state.ctx,
+        caller.clone(),
+        call(json!({"operation": "resolve_targeting_dimension",
+                    "pathParams": {"system": "nielsen_dma"}, "params": {"q": "Chicago"}})),
+    )
+    .await
+    .unwrap();
+    assert_eq!(&op.data, rest.data());
+    let constraints = json!({"countries": ["fr"], "geo_postal_areas": [{"country": "FR", "system": "code_postal", "values": ["75001"]}]});
+    let rest = validate(&app, &t, constraints.clone()).await;
+    let op = dispatch(
+        &app.state.ctx,
+        caller.clone(),
+        call(json!({"operation": "validate_targeting", "body": {"constraints": constraints}})),
+    )
+    .await
+    .unwrap();
+    assert_eq!(&op.data, rest.data());
+    let err = dispatch(
+        &app.state.ctx,
+        caller.clone(),
+        call(json!({"operation": "validate_targeting",
+                    "body": {"constraints": {"geo_postal_areas": [{"country": "FR", "system": "zip", "values": ["75001"]}]}}})),
+    )
+    .await
+    .unwrap_err();
+    assert_eq!(
+        err.body()["field"],
+        json!("constraints.geo_postal_areas[0].system")
+    );
+
+    // Every operation is an MCP tool with the same answer.
+    let mut s = crate::mcp::open(&app, &t.key).await;
+    let listed = s
+        .call(
+            &app,
+            "list_targeting_dimension_values",
+            json!({"pathParams": {"system": "languages"}, "params": {"take": 3}}),
+        )
+        .await;
+    let rest = app.get(&dims("languages", "values?take=3"), &t.key).await;
+    assert_eq!(
+        &listed["structuredContent"]["data"],
+        rest.data(),
+        "{listed}"
+    );
+    let bad = s
+        .call(
+            &app,
+            "resolve_targeting_dimension",
+            json!({"pathParams": {"system": "zodiac"}, "params": {"q": "Leo"}}),
+        )
+        .await;
+    assert_eq!(bad["isError"], true);
+    assert_eq!(bad["structuredContent"]["code"], "NOT_FOUND", "{bad}");
+}
