@@ -5,6 +5,9 @@ use clap::Parser;
 use agentic_api::cli::{Cli, Command};
 use agentic_api::{Application, admin, db, demo, telemetry};
 
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 #[actix_web::main]
 async fn main() -> ExitCode {
     let cli = Cli::parse();
