@@ -720,4 +720,21 @@ async fn odd_inputs_are_4xx_envelopes_never_500() {
     app.get(&dims("%00", "values"), &t.key)
         .await
         .assert_error(404, "NOT_FOUND");
+    // Malformed or truncated JSON: the common parser's 400.
+    for raw in [
+        &b"{\"constraints\": "[..],
+        b"{\"constraints\": {}} x",
+        b"[]",
+    ] {
+        let res = app
+            .send_raw(
+                Method::POST,
+                VALIDATE,
+                Some(&t.key),
+                Some("application/json"),
+                raw.to_vec(),
+            )
+            .await;
+        res.assert_error(400, "VALIDATION_ERROR");
+    }
 }
