@@ -13,10 +13,16 @@ use crate::helpers::*;
 
 /// Write-verb routes that only read, so read-only keys may use them. A
 /// route missing here is expected to refuse read-only keys.
-const READS_DESPITE_THE_VERB: &[(&str, &str)] = &[(
-    "post",
-    "/api/v2/auth/stream-tokens", // a token to open a stream the key can already read
-)];
+const READS_DESPITE_THE_VERB: &[(&str, &str)] = &[
+    (
+        "post",
+        "/api/v2/auth/stream-tokens", // a token to open a stream the key can already read
+    ),
+    (
+        "post",
+        "/api/v2/buyer/targeting/validate", // checks a body, stores nothing
+    ),
+];
 
 /// Each documented write route of `/api/v2`, with its path parameters
 /// filled from `ids`.

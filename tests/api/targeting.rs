@@ -738,3 +738,23 @@ async fn odd_inputs_are_4xx_envelopes_never_500() {
         res.assert_error(400, "VALIDATION_ERROR");
     }
 }
+
+#[actix_web::test]
+async fn a_read_only_key_may_use_every_targeting_operation() {
+    let app = spawn_app().await;
+    let admin = app.tenant().await;
+    let reader = app
+        .user_in(&admin.account_id, "admin", &["platform:read"])
+        .await;
+    let c = accepted(&app, &reader, json!({"geo_countries": ["US"]})).await;
+    assert_eq!(c["geo_countries"], json!(["US"]));
+    let r = resolve(&app, &reader, "nielsen_dma", "Chicago").await;
+    assert_eq!(
+        r.data()["candidates"][0]["code"],
+        json!("602"),
+        "{}",
+        r.body
+    );
+    let v = app.get(&dims("languages", "values"), &reader.key).await;
+    assert_eq!(v.status, 200, "{}", v.body);
+}
