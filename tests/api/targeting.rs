@@ -720,6 +720,43 @@ async fn odd_inputs_are_4xx_envelopes_never_500() {
     app.get(&dims("%00", "values"), &t.key)
         .await
         .assert_error(404, "NOT_FOUND");
+    // Malformed or truncated JSON: the common parser's 400.
+    for raw in [
+        &b"{\"constraints\": "[..],
+        b"{\"constraints\": {}} x",
+        b"[]",
+    ] {
+        let res = app
+            .send_raw(
+                Method::POST,
+                VALIDATE,
+                Some(&t.key),
+                Some("application/json"),
+                raw.to_vec(),
+            )
+            .await;
+        res.assert_error(400, "VALIDATION_ERROR");
+    }
+}
+
+#[actix_web::test]
+async fn a_read_only_key_may_use_every_targeting_operation() {
+    let app = spawn_app().await;
+    let admin = app.tenant().await;
+    let reader = app
+        .user_in(&admin.account_id, "admin", &["platform:read"])
+        .await;
+    let c = accepted(&app, &reader, json!({"geo_countries": ["US"]})).await;
+    assert_eq!(c["geo_countries"], json!(["US"]));
+    let r = resolve(&app, &reader, "nielsen_dma", "Chicago").await;
+    assert_eq!(
+        r.data()["candidates"][0]["code"],
+        json!("602"),
+        "{}",
+        r.body
+    );
+    let v = app.get(&dims("languages", "values"), &reader.key).await;
+    assert_eq!(v.status, 200, "{}", v.body);
 }
 
 #[actix_web::test]

@@ -152,7 +152,6 @@ fn strings(
         issues.add(path, format!("must have at most {max} items"));
         return vec![];
     }
-    let mut seen = HashSet::with_capacity(items.len());
     let mut out = Vec::with_capacity(items.len());
     for (i, item) in items.iter().enumerate() {
         let Some(s) = item.as_str() else {
@@ -160,15 +159,29 @@ fn strings(
             continue;
         };
         match check(s) {
-            Ok(code) => {
-                if seen.insert(code.clone()) {
-                    out.push(code);
-                }
-            }
+            Ok(code) => out.push(code),
             Err(message) => issues.add(format!("{path}[{i}]"), message),
         }
     }
+    dedup(&mut out);
     out
+}
+
+/// Drops repeated strings, keeping first occurrences in order, without
+/// copying any (this runs on every code of every validation).
+fn dedup(list: &mut Vec<String>) {
+    if list.len() < 2 {
+        return;
+    }
+    let keep: Vec<bool> = {
+        let mut seen: HashSet<&str> = HashSet::with_capacity(list.len());
+        list.iter().map(|s| seen.insert(s.as_str())).collect()
+    };
+    if keep.iter().all(|k| *k) {
+        return;
+    }
+    let mut flags = keep.into_iter();
+    list.retain(|_| flags.next().unwrap_or(false));
 }
 
 fn country(s: &str) -> Result<String, String> {
@@ -714,43 +727,57 @@ impl Constraints {
             ..EffectiveTargeting::default()
         };
 
-        // Metros: intersect by (system, code).
-        let (a, b) = (metro_keys(&self.geo_metros), metro_keys(&p.geo_metros));
-        let metros = match (a.is_empty(), b.is_empty()) {
+        // Metros: intersect by (system, code); one side alone is kept as is
+        // (already normalised), so the common case hashes nothing.
+        let metros = match (self.geo_metros.is_empty(), p.geo_metros.is_empty()) {
             (true, true) => None,
-            (false, true) => Some(a),
-            (true, false) => Some(b),
+            (false, true) => Some(self.geo_metros.clone()),
+            (true, false) => Some(p.geo_metros.clone()),
             (false, false) => {
-                let set: HashSet<_> = b.iter().copied().collect();
-                Some(a.into_iter().filter(|k| set.contains(k)).collect())
+                let set: HashSet<_> = metro_keys(&p.geo_metros).into_iter().collect();
+                Some(group_metros(
+                    metro_keys(&self.geo_metros)
+                        .into_iter()
+                        .filter(|k| set.contains(k))
+                        .collect(),
+                ))
             }
         };
-        let excluded: HashSet<_> = metro_keys(&e.geo_metros_exclude).into_iter().collect();
-        e.geo_metros =
-            metros.map(|m| group_metros(m.into_iter().filter(|k| !excluded.contains(k)).collect()));
+        e.geo_metros = metros.map(|mut areas| {
+            if !e.geo_metros_exclude.is_empty() {
+                let excluded: HashSet<_> = metro_keys(&e.geo_metros_exclude).into_iter().collect();
+                for a in &mut areas {
+                    let system = a.system.clone();
+                    a.values
+                        .retain(|v| !excluded.contains(&(system.as_str(), v.as_str())));
+                }
+                areas.retain(|a| !a.values.is_empty());
+            }
+            areas
+        });
 
-        // Postal codes: a code of one side is kept when it lies within an
-        // area of the other (so a ZIP+4 narrows a ZIP).
-        let (a, b) = (
-            postal_keys(&self.geo_postal_areas),
-            postal_keys(&p.geo_postal_areas),
-        );
-        let postal = match (a.is_empty(), b.is_empty()) {
+        // Postal codes: with both sides, a code of one side is kept when it
+        // lies within an area of the other (so a ZIP+4 narrows a ZIP).
+        let postal = match (
+            self.geo_postal_areas.is_empty(),
+            p.geo_postal_areas.is_empty(),
+        ) {
             (true, true) => None,
-            (false, true) => Some(a),
-            (true, false) => Some(b),
+            (false, true) => Some(self.geo_postal_areas.clone()),
+            (true, false) => Some(p.geo_postal_areas.clone()),
             (false, false) => {
+                let (a, b) = (
+                    postal_keys(&self.geo_postal_areas),
+                    postal_keys(&p.geo_postal_areas),
+                );
                 let (sa, sb): (HashSet<_>, HashSet<_>) =
                     (a.iter().copied().collect(), b.iter().copied().collect());
                 let mut keep: Vec<PostalKey> =
                     a.iter().copied().filter(|x| inside(*x, &sb)).collect();
                 keep.extend(b.iter().copied().filter(|y| inside(*y, &sa)));
-                Some(keep)
+                Some(group_postal(keep))
             }
         };
-        let excluded: HashSet<PostalKey> = postal_keys(&e.geo_postal_areas_exclude)
-            .into_iter()
-            .collect();
         let countries_out: HashSet<&str> =
             e.geo_countries_exclude.iter().map(String::as_str).collect();
         let countries_in: Option<HashSet<&str>> = e
@@ -760,12 +787,20 @@ impl Constraints {
         let country_ok = |c: &str| {
             !countries_out.contains(c) && countries_in.as_ref().is_none_or(|l| l.contains(c))
         };
-        let postal = postal.map(|keys| {
-            group_postal(
-                keys.into_iter()
-                    .filter(|k| country_ok(k.0) && !inside(*k, &excluded))
-                    .collect(),
-            )
+        let postal = postal.map(|mut areas| {
+            areas.retain(|a| country_ok(&a.country));
+            if !e.geo_postal_areas_exclude.is_empty() {
+                let excluded: HashSet<PostalKey> = postal_keys(&e.geo_postal_areas_exclude)
+                    .into_iter()
+                    .collect();
+                for a in &mut areas {
+                    let (c, s) = (a.country.clone(), a.system.clone());
+                    a.values
+                        .retain(|v| !inside((c.as_str(), s.as_str(), v.as_str()), &excluded));
+                }
+                areas.retain(|a| !a.values.is_empty());
+            }
+            areas
         });
         let regions_exclude: HashSet<&String> = e.geo_regions_exclude.iter().collect();
         let regions = e.geo_regions.as_ref().map(|l| {

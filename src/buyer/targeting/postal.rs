@@ -75,6 +75,14 @@ fn hyphenated(s: &str, a: usize, b: usize) -> Option<String> {
 
 /// Upper case, spaces collapsed to one, trimmed.
 fn tidy(raw: &str) -> String {
+    let tidy = !raw.starts_with(' ')
+        && !raw.ends_with(' ')
+        && !raw.contains("  ")
+        && !raw.bytes().any(|b| b.is_ascii_whitespace() && b != b' ');
+    if tidy {
+        // The common case: one allocation.
+        return raw.to_ascii_uppercase();
+    }
     raw.split_whitespace()
         .collect::<Vec<_>>()
         .join(" ")
@@ -148,28 +156,28 @@ pub fn normalize_code(country: &str, system: &str, raw: &str) -> Result<String, 
         return Err(format!("must be {}", expected(country, system)));
     }
     let ok = match system {
-        "zip" => digits(&s, 5).then(|| s.clone()),
+        "zip" => digits(&s, 5).then_some(s),
         "zip_plus_four" => hyphenated(&s, 5, 4),
-        "outward" => gb_outward(&s).then(|| s.clone()),
+        "outward" => gb_outward(&s).then_some(s),
         "full" if country == "GB" => split_full(&s)
             .filter(|(o, i)| (gb_outward(o) || *o == "GIR") && gb_inward(i))
             .map(|(o, i)| format!("{o} {i}")),
-        "fsa" => ca_fsa(&s).then(|| s.clone()),
+        "fsa" => ca_fsa(&s).then_some(s),
         "full" => split_full(&s)
             .filter(|(f, l)| ca_fsa(f) && ca_ldu(l))
             .map(|(f, l)| format!("{f} {l}")),
-        "plz" if country == "DE" => digits(&s, 5).then(|| s.clone()),
-        "plz" => digits(&s, 4).then(|| s.clone()),
-        "code_postal" => digits(&s, 5).then(|| s.clone()),
-        "postcode" => digits(&s, 4).then(|| s.clone()),
+        "plz" if country == "DE" => digits(&s, 5).then_some(s),
+        "plz" => digits(&s, 4).then_some(s),
+        "code_postal" => digits(&s, 5).then_some(s),
+        "postcode" => digits(&s, 4).then_some(s),
         "cep" => hyphenated(&s, 5, 3),
-        "pin" => (digits(&s, 6) && !s.starts_with('0')).then(|| s.clone()),
+        "pin" => (digits(&s, 6) && !s.starts_with('0')).then_some(s),
         _ => (!s.is_empty()
             && s.len() <= 10
             && s.bytes().any(|b| b.is_ascii_alphanumeric())
             && s.bytes()
                 .all(|b| b.is_ascii_alphanumeric() || b == b' ' || b == b'-'))
-        .then(|| s.clone()),
+        .then_some(s),
     };
     ok.ok_or_else(|| format!("must be {}", expected(country, system)))
 }
