@@ -136,6 +136,14 @@ pub fn parse_json<T: DeserializeOwned>(body: &[u8]) -> Result<T, ApiError> {
             "the request body must be a JSON object",
         ));
     }
+    // Well-formed bodies are read without path tracking (it costs a
+    // string per field); a body that fails is read again with it, for the
+    // exact path of its error.
+    if first == Some(&b'{')
+        && let Ok(value) = serde_json::from_slice::<T>(body)
+    {
+        return Ok(value);
+    }
     let mut de = serde_json::Deserializer::from_slice(body);
     let value: T = serde_path_to_error::deserialize(&mut de).map_err(|err| {
         let path = err.path().to_string();

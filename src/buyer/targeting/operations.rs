@@ -11,12 +11,11 @@ use super::constraints::{
 use super::vocab::{self, SYSTEMS};
 use crate::auth::CallerInfo;
 use crate::error::{ApiError, Issues};
-use crate::http::json::parse_json;
 use crate::http::{Envelope, ErrorEnvelope, ListEnvelope};
-use crate::ops::input::{BodyPart, Part, RawInput, parse_query};
+use crate::ops::input::{Part, RawInput, parse_query};
 use crate::ops::{
-    Access, BodyKind, Ctx, Input, Nothing, Operation, OperationDef, Page, Paged, Pagination,
-    Params, Query, Verb, def,
+    Access, Ctx, Input, Json, Nothing, Operation, OperationDef, Page, Paged, Pagination, Params,
+    Query, Verb, def,
 };
 
 pub static OPERATIONS: &[&OperationDef] = &[
@@ -243,28 +242,6 @@ pub struct ValidateTargetingIn {
     pub constraints: Value,
 }
 
-/// The validate body. This endpoint takes large bodies at a high rate, so a
-/// well-formed one is read without the field-path tracking of the common
-/// parser; anything else goes through it for its exact error.
-pub struct ValidateBody(pub ValidateTargetingIn);
-
-impl BodyPart for ValidateBody {
-    const OPTIONAL: bool = false;
-    const KIND: BodyKind = BodyKind::Required;
-    fn from_body(body: Option<&[u8]>) -> Result<Self, ApiError> {
-        let bytes = body.unwrap_or_default();
-        if bytes.first() == Some(&b'{')
-            && let Ok(v) = serde_json::from_slice(bytes)
-        {
-            return Ok(ValidateBody(v));
-        }
-        parse_json(bytes).map(ValidateBody)
-    }
-    fn schema() -> Option<Value> {
-        serde_json::to_value(<ValidateTargetingIn as utoipa::PartialSchema>::schema()).ok()
-    }
-}
-
 #[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct TargetingValidation {
     pub valid: bool,
@@ -289,7 +266,7 @@ impl Operation for ValidateTargeting {
     const PATH: &'static str = "/buyer/targeting/validate";
     type Path = Nothing;
     type Query = Nothing;
-    type Body = ValidateBody;
+    type Body = Json<ValidateTargetingIn>;
     type Output = TargetingValidation;
 
     async fn run(
