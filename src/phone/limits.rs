@@ -7,9 +7,7 @@
 use chrono::{DateTime, Utc};
 use sea_orm::sea_query::Expr;
 
-use sea_orm::{
-    ColumnTrait, ConnectionTrait, DbErr, EntityTrait, PaginatorTrait, QueryFilter, QuerySelect,
-};
+use sea_orm::{ColumnTrait, ConnectionTrait, DbErr, EntityTrait, QueryFilter, QuerySelect};
 
 use entity::{phone_account_limit, phone_line_limit, phone_message};
 
@@ -53,6 +51,15 @@ pub async fn for_line(
     let account = phone_account_limit::Entity::find_by_id(account_id.to_string())
         .one(conn)
         .await?;
+    Ok(combine(line.as_ref(), account.as_ref()))
+}
+
+/// A line's limits from its own row (the defaults without one) and its
+/// account's.
+pub fn combine(
+    line: Option<&phone_line_limit::Model>,
+    account: Option<&phone_account_limit::Model>,
+) -> Limits {
     let mut limits = match line {
         Some(l) => Limits {
             countries: split(&l.countries),
@@ -75,7 +82,38 @@ pub async fn for_line(
         limits.account_countries = a.countries.as_deref().map(split);
         limits.account_daily_spend_cap_micros = a.daily_spend_cap_micros;
     }
-    Ok(limits)
+    limits
+}
+
+/// The limits of many lines at once (two queries): by line id.
+pub async fn for_lines(
+    conn: &impl ConnectionTrait,
+    lines: &[(i64, String)],
+) -> Result<std::collections::HashMap<i64, Limits>, DbErr> {
+    use std::collections::HashMap;
+    let line_ids: Vec<i64> = lines.iter().map(|l| l.0).collect();
+    let mut accounts: Vec<String> = lines.iter().map(|l| l.1.clone()).collect();
+    accounts.sort_unstable();
+    accounts.dedup();
+    let own: HashMap<i64, phone_line_limit::Model> = phone_line_limit::Entity::find()
+        .filter(phone_line_limit::Column::LineId.is_in(line_ids))
+        .all(conn)
+        .await?
+        .into_iter()
+        .map(|l| (l.line_id, l))
+        .collect();
+    let of_account: HashMap<String, phone_account_limit::Model> =
+        phone_account_limit::Entity::find()
+            .filter(phone_account_limit::Column::AccountId.is_in(accounts))
+            .all(conn)
+            .await?
+            .into_iter()
+            .map(|a| (a.account_id.clone(), a))
+            .collect();
+    Ok(lines
+        .iter()
+        .map(|(id, account)| (*id, combine(own.get(id), of_account.get(account))))
+        .collect())
 }
 
 /// Which limit a message would break.
@@ -123,27 +161,41 @@ pub struct Used {
     pub spent_micros: i64,
 }
 
-pub async fn used(
+/// What many lines used (two grouped queries): by line id; a line with no
+/// message yet is absent (nothing used).
+pub async fn used_by_lines(
     conn: &impl ConnectionTrait,
-    line_id: i64,
+    line_ids: &[i64],
     now: DateTime<Utc>,
-) -> Result<Used, DbErr> {
-    let last_minute = phone_message::Entity::find()
-        .filter(phone_message::Column::LineId.eq(line_id))
+) -> Result<std::collections::HashMap<i64, Used>, DbErr> {
+    let mut used: std::collections::HashMap<i64, Used> = std::collections::HashMap::new();
+    let counts: Vec<(i64, i64)> = phone_message::Entity::find()
+        .select_only()
+        .column(phone_message::Column::LineId)
+        .expr(Expr::cust("CAST(COUNT(*) AS BIGINT)"))
+        .filter(phone_message::Column::LineId.is_in(line_ids.iter().copied()))
         .filter(phone_message::Column::CreatedAt.gt(now - chrono::Duration::seconds(60)))
-        .count(conn)
+        .group_by(phone_message::Column::LineId)
+        .into_tuple()
+        .all(conn)
         .await?;
-    let spent_micros = spent(
-        conn,
-        phone_message::Column::LineId,
-        line_id.into(),
-        day_start(now),
-    )
-    .await?;
-    Ok(Used {
-        last_minute,
-        spent_micros,
-    })
+    for (line, n) in counts {
+        used.entry(line).or_default().last_minute = n.max(0) as u64;
+    }
+    let spent: Vec<(i64, i64)> = phone_message::Entity::find()
+        .select_only()
+        .column(phone_message::Column::LineId)
+        .expr(Expr::cust("CAST(COALESCE(SUM(cost_micros), 0) AS BIGINT)"))
+        .filter(phone_message::Column::LineId.is_in(line_ids.iter().copied()))
+        .filter(phone_message::Column::CreatedAt.gte(day_start(now)))
+        .group_by(phone_message::Column::LineId)
+        .into_tuple()
+        .all(conn)
+        .await?;
+    for (line, micros) in spent {
+        used.entry(line).or_default().spent_micros = micros;
+    }
+    Ok(used)
 }
 
 /// Today's spend over all the account's lines (read only when the account

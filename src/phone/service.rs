@@ -6,7 +6,7 @@ use std::collections::HashMap;
 
 use chrono::Utc;
 use sea_orm::{
-    ColumnTrait, ConnectionTrait, DatabaseTransaction, DbErr, EntityTrait, QueryFilter,
+    ColumnTrait, ConnectionTrait, DatabaseTransaction, DbErr, EntityTrait, QueryFilter, QueryOrder,
     QuerySelect, Set,
 };
 use serde_json::json;
@@ -257,17 +257,45 @@ impl Seen {
             lines: HashMap::new(),
             account_spent: HashMap::new(),
         };
-        // Every line of the batch, locked in id order: two instances'
-        // batches then never wait on each other's locks in a cycle.
-        let mut wanted: Vec<(i64, &str)> = items
+        // Every line of the batch in four queries, locked in id order: two
+        // instances' batches then never wait on each other's locks in a
+        // cycle.
+        let mut wanted: Vec<(i64, String)> = items
             .iter()
-            .map(|a| (a.msg.line_id, a.account_id.as_str()))
+            .map(|a| (a.msg.line_id, a.account_id.clone()))
             .collect();
         wanted.sort_unstable();
         wanted.dedup();
-        for (line_id, account_id) in wanted {
-            let state = seen.read_line(txn, account_id, line_id).await?;
-            seen.lines.insert((account_id.to_string(), line_id), state);
+        let ids: Vec<i64> = wanted.iter().map(|w| w.0).collect();
+        let lines: HashMap<i64, phone_line::Model> = phone_line::Entity::find()
+            .filter(phone_line::Column::Id.is_in(ids.clone()))
+            .order_by_asc(phone_line::Column::Id)
+            .lock_exclusive()
+            .all(txn)
+            .await?
+            .into_iter()
+            .map(|l| (l.id, l))
+            .collect();
+        let owned: Vec<(i64, String)> = wanted
+            .iter()
+            .filter(|(id, account)| lines.get(id).is_some_and(|l| l.account_id == *account))
+            .cloned()
+            .collect();
+        let mut limits = limits::for_lines(txn, &owned).await?;
+        let used = limits::used_by_lines(txn, &ids, seen.now).await?;
+        for (id, account) in wanted {
+            // Another account's line is no line of this caller's.
+            let state = lines
+                .get(&id)
+                .filter(|l| l.account_id == account)
+                .and_then(|l| {
+                    Some(LineState {
+                        line: l.clone(),
+                        limits: limits.remove(&id)?,
+                        used: used.get(&id).copied().unwrap_or_default(),
+                    })
+                });
+            seen.lines.insert((account, id), state);
         }
         Ok(seen)
     }
@@ -378,28 +406,6 @@ impl Seen {
             return Err(refusal(breach).into());
         }
         Ok(Verdict::New { cost })
-    }
-
-    /// The line of the account with its limits and use. Its row lock
-    /// (PostgreSQL) orders concurrent sends on it, so the limits count
-    /// every message committed before.
-    async fn read_line(
-        &self,
-        txn: &DatabaseTransaction,
-        account_id: &str,
-        line_id: i64,
-    ) -> Result<Option<LineState>, DbErr> {
-        let Some(line) = phone_line::Entity::find_by_id(line_id)
-            .filter(phone_line::Column::AccountId.eq(account_id))
-            .lock_exclusive()
-            .one(txn)
-            .await?
-        else {
-            return Ok(None);
-        };
-        let limits = limits::for_line(txn, account_id, line.id).await?;
-        let used = limits::used(txn, line.id, self.now).await?;
-        Ok(Some(LineState { line, limits, used }))
     }
 
     /// Counts a message the batch accepted, for the items after it.
