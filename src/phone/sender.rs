@@ -17,7 +17,7 @@ use chrono::Utc;
 use sea_orm::sea_query::Expr;
 use sea_orm::{
     ColumnTrait, ConnectionTrait, DatabaseConnection, DatabaseTransaction, DbErr, EntityTrait,
-    PaginatorTrait, QueryFilter,
+    PaginatorTrait, QueryFilter, QuerySelect,
 };
 use serde::{Deserialize, Serialize};
 use serde_json::json;
@@ -67,19 +67,34 @@ impl Batch for Claims {
     const NAME: &'static str = "text claims";
 
     async fn run(&self, txn: &DatabaseTransaction, ids: &[i64]) -> Result<Vec<bool>, DbErr> {
-        let mut outs = Vec::with_capacity(ids.len());
-        for id in ids {
-            let moved = phone_message::Entity::update_many()
+        // Two statements for the whole batch: which are still pending
+        // (rows locked on PostgreSQL; SQLite's write transaction is
+        // exclusive), then move exactly those.
+        let pending: std::collections::HashSet<i64> = phone_message::Entity::find()
+            .select_only()
+            .column(phone_message::Column::Id)
+            .filter(phone_message::Column::Id.is_in(ids.iter().copied()))
+            .filter(phone_message::Column::Status.eq("pending"))
+            .lock_exclusive()
+            .into_tuple::<i64>()
+            .all(txn)
+            .await?
+            .into_iter()
+            .collect();
+        if !pending.is_empty() {
+            phone_message::Entity::update_many()
                 .col_expr(phone_message::Column::Status, Expr::value("submitting"))
                 .col_expr(phone_message::Column::UpdatedAt, Expr::value(Utc::now()))
-                .filter(phone_message::Column::Id.eq(*id))
-                .filter(phone_message::Column::Status.eq("pending"))
+                .filter(phone_message::Column::Id.is_in(pending.iter().copied()))
                 .exec(txn)
-                .await?
-                .rows_affected;
-            outs.push(moved == 1);
+                .await?;
         }
-        Ok(outs)
+        // A message claimed twice in one batch is claimed by the first.
+        let mut claimed = std::collections::HashSet::new();
+        Ok(ids
+            .iter()
+            .map(|id| pending.contains(id) && claimed.insert(*id))
+            .collect())
     }
 }
 

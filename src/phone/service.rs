@@ -225,6 +225,8 @@ struct Seen {
     prior: HashMap<(String, uuid::Uuid), Prior>,
     lines: HashMap<(String, i64), Option<LineState>>,
     account_spent: HashMap<String, Option<i64>>,
+    /// (line, recipient) pairs of the batch that opted out.
+    opted_out: std::collections::HashSet<(i64, String)>,
 }
 
 impl Seen {
@@ -256,7 +258,27 @@ impl Seen {
             prior,
             lines: HashMap::new(),
             account_spent: HashMap::new(),
+            opted_out: Default::default(),
         };
+        // The batch's opt-outs in one query (a superset: any of its lines
+        // with any of its recipients), kept for the exact pairs.
+        let mut recipients: Vec<String> = items
+            .iter()
+            .map(|a| a.msg.to.as_str().to_string())
+            .collect();
+        recipients.sort_unstable();
+        recipients.dedup();
+        let mut line_ids: Vec<i64> = items.iter().map(|a| a.msg.line_id).collect();
+        line_ids.sort_unstable();
+        line_ids.dedup();
+        seen.opted_out = phone_opt_out::Entity::find()
+            .filter(phone_opt_out::Column::LineId.is_in(line_ids))
+            .filter(phone_opt_out::Column::Recipient.is_in(recipients))
+            .all(txn)
+            .await?
+            .into_iter()
+            .map(|o| (o.line_id, o.recipient))
+            .collect();
         // Every line of the batch in four queries, locked in id order: two
         // instances' batches then never wait on each other's locks in a
         // cycle.
@@ -369,11 +391,10 @@ impl Seen {
             )
             .into());
         }
-        let opted_out = phone_opt_out::Entity::find_by_id((line.id, msg.to.as_str().to_string()))
-            .one(txn)
-            .await?
-            .is_some();
-        if opted_out {
+        if self
+            .opted_out
+            .contains(&(line.id, msg.to.as_str().to_string()))
+        {
             return Err(bad(
                 "RECIPIENT_OPTED_OUT",
                 Some("to"),
