@@ -8,7 +8,7 @@ use chrono::Utc;
 use sea_orm::sea_query::{Expr, OnConflict};
 use sea_orm::{
     ActiveModelTrait, ColumnTrait, ConnectionTrait, EntityTrait, IntoActiveModel, PaginatorTrait,
-    QueryFilter, QueryOrder, QuerySelect, Set, TransactionTrait,
+    QueryFilter, QueryOrder, QuerySelect, Set,
 };
 use serde_json::{Value, json};
 
@@ -220,7 +220,9 @@ pub async fn sync_catalogs(
         futures_util::future::join_all(targets.iter().map(|(s, _)| outcome(feeds, &s.source)))
             .await;
 
-    let txn = ctx.db.begin().await?;
+    // SQLite's writers take turns (see `db::WriteGate`).
+    let turn = ctx.writes.enter().await;
+    let txn = crate::db::begin_write(&ctx.db).await?;
     let mut results = Vec::new();
     for ((spec, existing), outcome) in targets.into_iter().zip(outcomes) {
         let (kind, url, format) = match spec.source {
@@ -276,6 +278,7 @@ pub async fn sync_catalogs(
         results.push(result);
     }
     txn.commit().await?;
+    drop(turn);
     Ok(SyncCatalogsOut { catalogs: results })
 }
 
@@ -334,11 +337,14 @@ pub async fn refresh_catalog(
         format: row.feed_format.clone(),
     };
     let fetched = outcome(ctx.get::<Feeds>()?, &source).await;
-    let txn = ctx.db.begin().await?;
+    // SQLite's writers take turns (see `db::WriteGate`).
+    let turn = ctx.writes.enter().await;
+    let txn = crate::db::begin_write(&ctx.db).await?;
     let row = lock(&txn, caller, &adv.id, &id).await?;
     let before = snapshot(&row)?;
     let (sync, row) = apply(&txn, caller, row, before, "catalog.refreshed", fetched).await?;
     txn.commit().await?;
+    drop(turn);
     let activation = if body.execute_activation.unwrap_or(false) && sync.version.is_some() {
         Some(execute(ctx, caller, &adv.id, &id, false).await?)
     } else {
@@ -438,7 +444,9 @@ pub async fn preview(
     if body.save.unwrap_or(false) {
         let plan_id = format!("plan_{}", uuid::Uuid::new_v4().simple());
         out.plan_id = Some(plan_id.clone());
-        let txn = ctx.db.begin().await?;
+        // SQLite's writers take turns (see `db::WriteGate`).
+        let turn = ctx.writes.enter().await;
+        let txn = crate::db::begin_write(&ctx.db).await?;
         saved_plan::ActiveModel {
             id: Set(plan_id.clone()),
             account_id: Set(caller.account_id().to_string()),
@@ -466,6 +474,7 @@ pub async fn preview(
         )
         .await?;
         txn.commit().await?;
+        drop(turn);
     }
     Ok(out)
 }
@@ -532,7 +541,9 @@ async fn execute(
             plan: plan(&ctx.db, &row).await?,
         });
     }
-    let txn = ctx.db.begin().await?;
+    // SQLite's writers take turns (see `db::WriteGate`).
+    let turn = ctx.writes.enter().await;
+    let txn = crate::db::begin_write(&ctx.db).await?;
     let row = lock(&txn, caller, advertiser, id).await?;
     // Another execution may have won the lock first.
     if let Some(v) = row.latest_version
@@ -588,6 +599,7 @@ async fn execute(
     )
     .await?;
     txn.commit().await?;
+    drop(turn);
     Ok(ExecutionOut {
         job_id: Some(job_id),
         status: Some(JOB_PENDING.into()),
