@@ -9,6 +9,25 @@ pub mod catalogs;
 pub mod targeting;
 
 use crate::auth::CallerInfo;
+
+/// A field stored as JSON text (same on SQLite and PostgreSQL).
+pub(crate) fn to_json<T: serde::Serialize>(v: &T) -> String {
+    serde_json::to_string(v).unwrap_or_else(|_| "null".into())
+}
+
+/// A JSON-text field read back; the default when it cannot be read.
+pub(crate) fn from_json<T: serde::de::DeserializeOwned + Default>(s: &str) -> T {
+    serde_json::from_str(s).unwrap_or_default()
+}
+
+/// `Some(None)` for an explicit `null`, `None` when absent (with
+/// `#[serde(default, deserialize_with = "nullable")]`).
+pub(crate) fn nullable<'de, D: serde::Deserializer<'de>, T: serde::Deserialize<'de>>(
+    d: D,
+) -> Result<Option<Option<T>>, D::Error> {
+    use serde::Deserialize;
+    Option::<T>::deserialize(d).map(Some)
+}
 use crate::error::ApiError;
 use crate::http::{ErrorEnvelope, ListEnvelope};
 use crate::ops::{

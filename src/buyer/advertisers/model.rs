@@ -4,7 +4,7 @@
 use std::collections::HashSet;
 
 use chrono::{DateTime, Utc};
-use serde::{Deserialize, Deserializer, Serialize};
+use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 use crate::buyer::brands::{LinkedBrand, parse_domain};
@@ -41,13 +41,6 @@ pub const APPLY_MODES: &[&str] = &["AUTO", "MANUAL"];
 pub const UTM_MAX: usize = 20;
 /// The static `utm_source` of the default UTM config.
 pub const UTM_SOURCE: &str = "agentic-api";
-
-/// `Some(None)` for an explicit `null`, `None` when absent.
-fn nullable<'de, D: Deserializer<'de>, T: Deserialize<'de>>(
-    d: D,
-) -> Result<Option<Option<T>>, D::Error> {
-    Option::<T>::deserialize(d).map(Some)
-}
 
 #[derive(Debug, Clone, Deserialize, Serialize, ToSchema, PartialEq, Eq)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
@@ -155,7 +148,7 @@ pub struct AdvertiserUpdate {
     #[schema(min_length = 1, max_length = 255)]
     pub name: Option<String>,
     /// `null` clears.
-    #[serde(default, deserialize_with = "nullable")]
+    #[serde(default, deserialize_with = "crate::buyer::nullable")]
     #[schema(value_type = Option<String>, max_length = 2000)]
     pub description: Option<Option<String>>,
     /// A different brand only before the first campaign or seller-account binding.
@@ -165,7 +158,7 @@ pub struct AdvertiserUpdate {
     #[schema(min_length = 3, max_length = 3)]
     pub primary_currency: Option<String>,
     /// `null` clears.
-    #[serde(default, deserialize_with = "nullable")]
+    #[serde(default, deserialize_with = "crate::buyer::nullable")]
     #[schema(value_type = Option<String>)]
     pub preferred_timezone: Option<Option<String>>,
     /// Replaces fully; `[]` clears.

@@ -11,7 +11,6 @@ use sea_orm::{
     ActiveModelTrait, ColumnTrait, ConnectionTrait, EntityTrait, IntoActiveModel, PaginatorTrait,
     QueryFilter, QueryOrder, QuerySelect, Set, TransactionTrait,
 };
-use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
 use entity::{advertiser, advertiser_linked_account as linked, storefront};
@@ -22,16 +21,9 @@ use super::model::{
 use crate::auth::CallerInfo;
 use crate::buyer::audit;
 use crate::buyer::brands::{self, Brand, BrandRegistry, LinkedBrand};
+use crate::buyer::{from_json, to_json};
 use crate::error::ApiError;
 use crate::ops::{Ctx, Page, Paged};
-
-fn to_json<T: serde::Serialize>(v: &T) -> String {
-    serde_json::to_string(v).unwrap_or_else(|_| "[]".into())
-}
-
-fn from_json<T: DeserializeOwned + Default>(s: &str) -> T {
-    serde_json::from_str(s).unwrap_or_default()
-}
 
 fn out(row: advertiser::Model, links: Vec<linked::Model>) -> AdvertiserOut {
     let brand: Value = serde_json::from_str(&row.linked_brand).unwrap_or_else(|_| json!({}));

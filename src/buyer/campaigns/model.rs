@@ -4,10 +4,12 @@
 use std::collections::BTreeSet;
 
 use chrono::{DateTime, Utc};
-use serde::{Deserialize, Deserializer, Serialize};
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use utoipa::ToSchema;
 
+/// Names follow the advertisers' rule (1 to 255 characters after trimming).
+pub use crate::buyer::advertisers::model::name;
 use crate::error::{ApiError, Issues};
 
 pub const STATUSES: &[&str] = &["DRAFT", "ACTIVE", "PAUSED", "COMPLETED", "ARCHIVED"];
@@ -66,13 +68,6 @@ pub const MAX_STOREFRONTS: usize = 100;
 /// Largest budget amount: inside every backend's exact float range.
 pub const MAX_AMOUNT: f64 = 1e12;
 
-/// `Some(None)` for an explicit `null`, `None` when absent.
-fn nullable<'de, D: Deserializer<'de>, T: Deserialize<'de>>(
-    d: D,
-) -> Result<Option<Option<T>>, D::Error> {
-    Option::<T>::deserialize(d).map(Some)
-}
-
 #[derive(Debug, Clone, Default, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct FlightDatesIn {
@@ -118,21 +113,21 @@ pub struct CampaignIn {
     #[schema(max_length = 100000)]
     pub brief: Option<String>,
     /// A discovery session of the caller's account; `null` detaches.
-    #[serde(default, deserialize_with = "nullable")]
+    #[serde(default, deserialize_with = "crate::buyer::nullable")]
     #[schema(value_type = Option<String>)]
     pub discovery_id: Option<Option<String>>,
     /// Storefronts that pin discovery for this campaign; `[]` clears.
     pub storefront_ids: Option<Vec<i64>>,
     pub autonomy: Option<AutonomyIn>,
     /// `{optimizationGoals: [...]}` (at least one goal); `null` clears.
-    #[serde(default, deserialize_with = "nullable")]
+    #[serde(default, deserialize_with = "crate::buyer::nullable")]
     #[schema(value_type = Option<Object>)]
     pub performance_config: Option<Option<Value>>,
     /// Targeting constraints (see `validate_targeting`); `{}` clears.
     #[schema(value_type = Option<Object>)]
     pub constraints: Option<Value>,
     /// A catalog of the campaign's advertiser; `null` detaches.
-    #[serde(default, deserialize_with = "nullable")]
+    #[serde(default, deserialize_with = "crate::buyer::nullable")]
     #[schema(value_type = Option<String>)]
     pub catalog_id: Option<Option<String>>,
     /// Not accepted: dates live in `flightDates` (named so the error can say so).
@@ -232,14 +227,6 @@ pub fn campaign_id(raw: &str) -> Result<String, ApiError> {
 
 pub fn new_id() -> String {
     format!("cmp_{}", uuid::Uuid::new_v4().simple())
-}
-
-pub fn name(raw: &str, issues: &mut Issues) -> String {
-    let n = raw.trim();
-    if n.is_empty() || n.chars().count() > 255 {
-        issues.add("name", "must be 1 to 255 characters after trimming");
-    }
-    n.to_string()
 }
 
 fn instant(raw: Option<&str>, path: &str, issues: &mut Issues) -> Option<DateTime<Utc>> {

@@ -8,7 +8,6 @@ use sea_orm::{
     ActiveModelTrait, ColumnTrait, ConnectionTrait, EntityTrait, IntoActiveModel, PaginatorTrait,
     QueryFilter, QueryOrder, QuerySelect, Set,
 };
-use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
 use entity::{advertiser, campaign, catalog, discovery_session, storefront};
@@ -19,16 +18,9 @@ use super::model::{
 use super::targeting;
 use crate::auth::CallerInfo;
 use crate::buyer::audit;
+use crate::buyer::{from_json, to_json};
 use crate::error::{ApiError, Issues};
 use crate::ops::{Ctx, Page, Paged};
-
-fn to_json<T: serde::Serialize>(v: &T) -> String {
-    serde_json::to_string(v).unwrap_or_else(|_| "null".into())
-}
-
-fn from_json<T: DeserializeOwned + Default>(s: &str) -> T {
-    serde_json::from_str(s).unwrap_or_default()
-}
 
 /// The wire record; `names` adds the metro names (`fields=geo_metro_names`).
 pub fn out(row: campaign::Model, names: bool) -> CampaignOut {
