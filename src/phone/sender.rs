@@ -185,44 +185,149 @@ impl Handler for Sender {
     async fn record(
         &self,
         txn: &DatabaseTransaction,
-        _lane: &str,
+        lane: &str,
         job: &Job,
         outcome: &Outcome,
     ) -> Result<Next, DbErr> {
-        let Some(id) = message_id(job) else {
-            return Ok(Next::Continue);
-        };
-        let (status, result) = match outcome {
-            Outcome::Done(r) => ("submitted", r),
-            Outcome::Failed(r) => ("failed", r),
-            Outcome::Held(r) => ("held", r),
-            Outcome::Retry { result, .. } => ("pending", result),
-            Outcome::Skipped(_) => return Ok(Next::Continue),
-        };
-        let carrier_id = result["carrierId"].as_str().map(String::from);
-        let error = result["error"].as_str().map(String::from);
-        phone_message::Entity::update_many()
-            .col_expr(phone_message::Column::Status, Expr::value(status))
-            .col_expr(
-                phone_message::Column::CarrierMessageId,
-                Expr::value(carrier_id),
-            )
-            .col_expr(phone_message::Column::Error, Expr::value(error))
-            .col_expr(phone_message::Column::UpdatedAt, Expr::value(Utc::now()))
-            .filter(phone_message::Column::Id.eq(id))
-            .exec(txn)
-            .await?;
-        if let (Outcome::Done(_), Some(report)) = (outcome, result["report"].as_str())
-            && let Some(msg) = phone_message::Entity::find_by_id(id).one(txn).await?
-        {
-            record_report(txn, &msg, report).await?;
+        self.record_many(txn, &[(lane, job, outcome)])
+            .await
+            .map(|_| Next::Continue)
+    }
+
+    /// Every attempt's message in one `UPDATE … CASE`: its new status (a
+    /// report the carrier gave with its acceptance already applied, where
+    /// rule 7 lets it count), its carrier id and error.
+    async fn record_many(
+        &self,
+        txn: &DatabaseTransaction,
+        attempts: &[(&str, &Job, &Outcome)],
+    ) -> Result<Vec<Next>, DbErr> {
+        let mut updates: Vec<Recorded> = Vec::with_capacity(attempts.len());
+        for (_, job, outcome) in attempts {
+            let Some(id) = message_id(job) else { continue };
+            let (status, result) = match outcome {
+                Outcome::Done(r) => ("submitted", r),
+                Outcome::Failed(r) => ("failed", r),
+                Outcome::Held(r) => ("held", r),
+                Outcome::Retry { result, .. } => ("pending", result),
+                Outcome::Skipped(_) => continue,
+            };
+            let report = match (outcome, result["report"].as_str()) {
+                (Outcome::Done(_), Some("delivered")) => Some("delivered"),
+                (Outcome::Done(_), Some("failed")) => Some("failed"),
+                (Outcome::Done(_), Some("read")) => Some("read"),
+                _ => None,
+            };
+            updates.push(Recorded {
+                id,
+                status,
+                report,
+                carrier_id: result["carrierId"].as_str().map(String::from),
+                error: result["error"].as_str().map(String::from),
+            });
         }
-        Ok(Next::Continue)
+        refuse_unrecorded_reports(txn, &mut updates).await?;
+        update_messages(txn, &updates).await?;
+        Ok(vec![Next::Continue; attempts.len()])
     }
 
     fn retention(&self) -> Duration {
         Duration::from_secs(30 * 24 * 3600)
     }
+}
+
+/// One message's recorded attempt.
+struct Recorded {
+    id: i64,
+    status: &'static str,
+    /// The report that came with the carrier's acceptance, if any.
+    report: Option<&'static str>,
+    carrier_id: Option<String>,
+    error: Option<String>,
+}
+
+/// Drops the reports rule 7 does not let count (RCS on a line that shares
+/// its messaging profile); one read for the batch, and only when RCS
+/// messages brought reports.
+async fn refuse_unrecorded_reports(
+    txn: &DatabaseTransaction,
+    updates: &mut [Recorded],
+) -> Result<(), DbErr> {
+    let reported: Vec<i64> = updates
+        .iter()
+        .filter(|u| u.report.is_some())
+        .map(|u| u.id)
+        .collect();
+    if reported.is_empty() {
+        return Ok(());
+    }
+    let rcs: Vec<(i64, i64)> = phone_message::Entity::find()
+        .select_only()
+        .column(phone_message::Column::Id)
+        .column(phone_message::Column::LineId)
+        .filter(phone_message::Column::Id.is_in(reported))
+        .filter(phone_message::Column::Channel.eq("rcs"))
+        .into_tuple()
+        .all(txn)
+        .await?;
+    let mut lines: std::collections::HashMap<i64, bool> = Default::default();
+    for (id, line) in rcs {
+        let recorded = match lines.get(&line) {
+            Some(r) => *r,
+            None => {
+                let r = reports_recorded(txn, "rcs", line).await?;
+                lines.insert(line, r);
+                r
+            }
+        };
+        if !recorded && let Some(u) = updates.iter_mut().find(|u| u.id == id) {
+            u.report = None;
+        }
+    }
+    Ok(())
+}
+
+/// One statement for the whole batch.
+async fn update_messages(txn: &DatabaseTransaction, updates: &[Recorded]) -> Result<(), DbErr> {
+    use sea_orm::sea_query::{CaseStatement, ExprTrait};
+    if updates.is_empty() {
+        return Ok(());
+    }
+    let is = |id: i64| Expr::col((phone_message::Entity, phone_message::Column::Id)).eq(id);
+    let (mut status, mut carrier, mut error) = (
+        CaseStatement::new(),
+        CaseStatement::new(),
+        CaseStatement::new(),
+    );
+    for u in updates {
+        status = status.case(is(u.id), Expr::value(u.report.unwrap_or(u.status)));
+        carrier = carrier.case(is(u.id), Expr::value(u.carrier_id.clone()));
+        error = error.case(is(u.id), Expr::value(u.error.clone()));
+    }
+    phone_message::Entity::update_many()
+        .col_expr(
+            phone_message::Column::Status,
+            status
+                .finally(Expr::col(phone_message::Column::Status))
+                .into(),
+        )
+        .col_expr(
+            phone_message::Column::CarrierMessageId,
+            carrier
+                .finally(Expr::col(phone_message::Column::CarrierMessageId))
+                .into(),
+        )
+        .col_expr(
+            phone_message::Column::Error,
+            error
+                .finally(Expr::col(phone_message::Column::Error))
+                .into(),
+        )
+        .col_expr(phone_message::Column::UpdatedAt, Expr::value(Utc::now()))
+        .filter(phone_message::Column::Id.is_in(updates.iter().map(|u| u.id)))
+        .exec(txn)
+        .await?;
+    Ok(())
 }
 
 struct Worker {
@@ -238,10 +343,12 @@ impl LaneWorker for Worker {
         let Some(id) = message_id(job) else {
             return Ok(Outcome::Skipped(json!({ "error": "unreadable job" })));
         };
+        let Some(msg) = phone_message::Entity::find_by_id(id).one(&self.db).await? else {
+            return Ok(Outcome::Skipped(json!({ "error": "message gone" })));
+        };
         // A recipient who texted STOP after the message was queued is not
         // sent to (rule 8 holds for queued messages too).
-        if let Some(msg) = phone_message::Entity::find_by_id(id).one(&self.db).await?
-            && msg.status == "pending"
+        if msg.status == "pending"
             && phone_opt_out::Entity::find_by_id((msg.line_id, msg.to_number.clone()))
                 .one(&self.db)
                 .await?
@@ -251,26 +358,30 @@ impl LaneWorker for Worker {
                 "error": "the recipient opted out (STOP) after the message was queued"
             })));
         }
-        // The claim: committed before anything leaves.
-        let claimed = self.claims.submit(id).await?;
-        let Some(msg) = phone_message::Entity::find_by_id(id).one(&self.db).await? else {
-            return Ok(Outcome::Skipped(json!({ "error": "message gone" })));
-        };
-        if !claimed {
-            return Ok(if msg.status == "submitting" {
-                Outcome::Held(json!({
+        // The claim: committed before anything leaves. What is sent (line,
+        // recipient, text) never changes once queued, so the row read above
+        // is what the claim moved.
+        if !self.claims.submit(id).await? {
+            let status = phone_message::Entity::find_by_id(id)
+                .one(&self.db)
+                .await?
+                .map(|m| m.status);
+            return Ok(match status.as_deref() {
+                Some("submitting") => Outcome::Held(json!({
                     "error": "an earlier submission was interrupted; its outcome is unknown"
-                }))
-            } else {
-                Outcome::Skipped(json!({ "error": format!("message is {}", msg.status) }))
+                })),
+                Some(status) => {
+                    Outcome::Skipped(json!({ "error": format!("message is {status}") }))
+                }
+                None => Outcome::Skipped(json!({ "error": "message gone" })),
             });
         }
         let out = Outgoing {
             message_id: msg.id,
-            channel: msg.channel.clone(),
+            channel: msg.channel,
             from: self.line.number.clone(),
-            to: msg.to_number.clone(),
-            text: msg.text.clone(),
+            to: msg.to_number,
+            text: msg.text,
             messaging_profile: self.line.messaging_profile.clone(),
         };
         Ok(match self.carrier.submit(&out).await {
