@@ -31,6 +31,7 @@ pub mod oauth_token;
 pub mod outbox_job;
 pub mod outbox_lease;
 pub mod phone_account_limit;
+pub mod phone_daily_spend;
 pub mod phone_line;
 pub mod phone_line_limit;
 pub mod phone_message;

@@ -16,6 +16,7 @@ mod m20261128_090000_mcp_sessions;
 mod m20261129_090000_phone_messages;
 mod m20261130_090000_catalogs;
 mod m20261130_100000_campaigns;
+mod m20261201_090000_phone_daily_spend;
 
 /// A foreign key that deletes the row with its parent.
 pub(crate) fn cascade(
@@ -51,6 +52,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261129_090000_phone_messages::Migration),
             Box::new(m20261130_090000_catalogs::Migration),
             Box::new(m20261130_100000_campaigns::Migration),
+            Box::new(m20261201_090000_phone_daily_spend::Migration),
         ]
     }
 }

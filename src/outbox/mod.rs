@@ -500,6 +500,7 @@ async fn sweep_queue(
     if round.is_multiple_of(12) {
         let before =
             Utc::now() - chrono::Duration::from_std(q.handler.retention()).unwrap_or_default();
+        let _turn = inner.writes.enter().await;
         let gone = store::prune(&inner.db, name, before).await?;
         if gone > 0 {
             tracing::debug!(queue = name, gone, "outbox: pruned finished jobs");

@@ -7,9 +7,9 @@
 use chrono::{DateTime, Utc};
 use sea_orm::sea_query::Expr;
 
-use sea_orm::{ColumnTrait, ConnectionTrait, DbErr, EntityTrait, QueryFilter, QuerySelect};
+use sea_orm::{ColumnTrait, ConnectionTrait, DbErr, EntityTrait, QueryFilter, QuerySelect, Set};
 
-use entity::{phone_account_limit, phone_line_limit, phone_message};
+use entity::{phone_account_limit, phone_daily_spend, phone_line_limit, phone_message};
 
 /// Destinations of a fresh line: the +1 countries US and Canada.
 pub const DEFAULT_COUNTRIES: &[&str] = &["US", "CA"];
@@ -127,29 +127,9 @@ pub enum Breach {
     },
 }
 
-/// Start of the UTC day of `now`.
-fn day_start(now: DateTime<Utc>) -> DateTime<Utc> {
-    now.date_naive()
-        .and_hms_opt(0, 0, 0)
-        .map(|d| d.and_utc())
-        .unwrap_or(now)
-}
-
-async fn spent(
-    conn: &impl ConnectionTrait,
-    column: phone_message::Column,
-    value: sea_orm::Value,
-    since: DateTime<Utc>,
-) -> Result<i64, DbErr> {
-    let sum: Option<Option<i64>> = phone_message::Entity::find()
-        .select_only()
-        .expr(Expr::cust("CAST(COALESCE(SUM(cost_micros), 0) AS BIGINT)"))
-        .filter(column.eq(value))
-        .filter(phone_message::Column::CreatedAt.gte(since))
-        .into_tuple()
-        .one(conn)
-        .await?;
-    Ok(sum.flatten().unwrap_or(0))
+/// The UTC day of `now`, as `phone_daily_spend` keys it.
+pub fn day(now: DateTime<Utc>) -> String {
+    now.format("%Y-%m-%d").to_string()
 }
 
 /// What a line already used: the messages of the last minute and today's
@@ -161,8 +141,10 @@ pub struct Used {
     pub spent_micros: i64,
 }
 
-/// What many lines used (two grouped queries): by line id; a line with no
-/// message yet is absent (nothing used).
+/// What many lines used (two queries): by line id; a line with no message
+/// yet is absent (nothing used). The minute is counted from the messages
+/// (an index range the per-minute limit keeps short); the day's spend is
+/// one kept row per line, not a sum over the day's messages.
 pub async fn used_by_lines(
     conn: &impl ConnectionTrait,
     line_ids: &[i64],
@@ -182,13 +164,12 @@ pub async fn used_by_lines(
     for (line, n) in counts {
         used.entry(line).or_default().last_minute = n.max(0) as u64;
     }
-    let spent: Vec<(i64, i64)> = phone_message::Entity::find()
+    let spent: Vec<(i64, i64)> = phone_daily_spend::Entity::find()
         .select_only()
-        .column(phone_message::Column::LineId)
-        .expr(Expr::cust("CAST(COALESCE(SUM(cost_micros), 0) AS BIGINT)"))
-        .filter(phone_message::Column::LineId.is_in(line_ids.iter().copied()))
-        .filter(phone_message::Column::CreatedAt.gte(day_start(now)))
-        .group_by(phone_message::Column::LineId)
+        .column(phone_daily_spend::Column::LineId)
+        .column(phone_daily_spend::Column::SpentMicros)
+        .filter(phone_daily_spend::Column::LineId.is_in(line_ids.iter().copied()))
+        .filter(phone_daily_spend::Column::Day.eq(day(now)))
         .into_tuple()
         .all(conn)
         .await?;
@@ -205,13 +186,67 @@ pub async fn account_spent(
     account_id: &str,
     now: DateTime<Utc>,
 ) -> Result<i64, DbErr> {
-    spent(
-        conn,
-        phone_message::Column::AccountId,
-        account_id.into(),
-        day_start(now),
+    let sum: Option<Option<i64>> = phone_daily_spend::Entity::find()
+        .select_only()
+        .expr(Expr::cust("CAST(COALESCE(SUM(spent_micros), 0) AS BIGINT)"))
+        .filter(phone_daily_spend::Column::AccountId.eq(account_id))
+        .filter(phone_daily_spend::Column::Day.eq(day(now)))
+        .into_tuple()
+        .one(conn)
+        .await?;
+    Ok(sum.flatten().unwrap_or(0))
+}
+
+/// Adds newly accepted messages to their lines' spend of the day `now`
+/// falls in: one upsert for all of them. `spends` is (line, account,
+/// micros) per message.
+pub async fn add_spend(
+    conn: &impl ConnectionTrait,
+    spends: &[(i64, &str, i64)],
+    now: DateTime<Utc>,
+) -> Result<(), DbErr> {
+    use sea_orm::sea_query::{Alias, ExprTrait, OnConflict};
+    let mut per_line: std::collections::BTreeMap<i64, (&str, i64, i64)> = Default::default();
+    for (line, account, micros) in spends {
+        let e = per_line.entry(*line).or_insert((account, 0, 0));
+        e.1 += micros;
+        e.2 += 1;
+    }
+    if per_line.is_empty() {
+        return Ok(());
+    }
+    let today = day(now);
+    let excluded = |c: phone_daily_spend::Column| Expr::col((Alias::new("excluded"), c));
+    let kept = |c: phone_daily_spend::Column| Expr::col((phone_daily_spend::Entity, c));
+    phone_daily_spend::Entity::insert_many(per_line.into_iter().map(
+        |(line_id, (account, micros, n))| phone_daily_spend::ActiveModel {
+            line_id: Set(line_id),
+            day: Set(today.clone()),
+            account_id: Set(account.to_string()),
+            spent_micros: Set(micros),
+            messages: Set(n),
+        },
+    ))
+    .on_conflict(
+        OnConflict::columns([
+            phone_daily_spend::Column::LineId,
+            phone_daily_spend::Column::Day,
+        ])
+        .value(
+            phone_daily_spend::Column::SpentMicros,
+            kept(phone_daily_spend::Column::SpentMicros)
+                .add(excluded(phone_daily_spend::Column::SpentMicros)),
+        )
+        .value(
+            phone_daily_spend::Column::Messages,
+            kept(phone_daily_spend::Column::Messages)
+                .add(excluded(phone_daily_spend::Column::Messages)),
+        )
+        .to_owned(),
     )
-    .await
+    .exec_without_returning(conn)
+    .await?;
+    Ok(())
 }
 
 /// Checks a message of `cost_micros` to `country` against `limits`, given

@@ -22,7 +22,7 @@ use sea_orm::{
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
-use entity::{phone_line, phone_message, phone_opt_out};
+use entity::{phone_daily_spend, phone_line, phone_message, phone_opt_out};
 
 use super::carrier::{Carrier, Outgoing, Submission};
 use crate::db::WriteGate;
@@ -233,6 +233,17 @@ impl Handler for Sender {
 
     fn retention(&self) -> Duration {
         Duration::from_secs(30 * 24 * 3600)
+    }
+
+    /// The lines' daily spend is needed for today only; a month is kept
+    /// for operators.
+    async fn pruned(&self, db: &DatabaseConnection) -> Result<(), DbErr> {
+        let before = super::limits::day(Utc::now() - chrono::Duration::days(31));
+        phone_daily_spend::Entity::delete_many()
+            .filter(phone_daily_spend::Column::Day.lt(before))
+            .exec(db)
+            .await?;
+        Ok(())
     }
 }
 

@@ -484,8 +484,8 @@ fn refusal(breach: Breach) -> ApiError {
     }
 }
 
-/// Writes new messages and their outbox jobs, two statements whatever
-/// their number; answers their ids in order.
+/// Writes new messages, their outbox jobs and their lines' spend, three
+/// statements whatever their number; answers their ids in order.
 async fn write(txn: &DatabaseTransaction, fresh: &[(&Accept, i64)]) -> Result<Vec<i64>, DbErr> {
     if fresh.is_empty() {
         return Ok(Vec::new());
@@ -534,6 +534,11 @@ async fn write(txn: &DatabaseTransaction, fresh: &[(&Accept, i64)]) -> Result<Ve
         });
     }
     outbox::store::enqueue(txn, &jobs).await?;
+    let spends: Vec<(i64, &str, i64)> = fresh
+        .iter()
+        .map(|(a, cost)| (a.msg.line_id, a.account_id.as_str(), *cost))
+        .collect();
+    limits::add_spend(txn, &spends, now).await?;
     Ok(ids)
 }
 

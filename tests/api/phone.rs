@@ -1101,3 +1101,53 @@ async fn a_message_queued_before_stop_is_not_sent_after_it() {
     assert!(m.error.unwrap().contains("opted out"));
     assert_eq!(sim.submissions(), 1);
 }
+
+#[actix_web::test]
+async fn a_lines_daily_spend_is_kept_and_rebuilt_from_its_messages() {
+    use migration::{Migrator, MigratorTrait};
+    use sea_orm::{ColumnTrait, QueryFilter};
+    let app = spawn_app().await;
+    let t = enrolled(&app).await;
+    let l = line(&app, &t, "+14155550100", |_| {}).await;
+    admin::set_line_limits(
+        &app.db,
+        &l,
+        LimitsChange {
+            daily_spend_cap: Some("0.01".into()),
+            segment_price: Some("0.004".into()),
+            ..Default::default()
+        },
+    )
+    .await
+    .unwrap();
+    let spend = async || {
+        entity::phone_daily_spend::Entity::find()
+            .filter(entity::phone_daily_spend::Column::LineId.eq(l.parse::<i64>().unwrap()))
+            .all(&app.db)
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|r| (r.day, r.account_id, r.spent_micros, r.messages))
+            .collect::<Vec<_>>()
+    };
+    // Two segments at 0.004, then one: 0.012 would pass the 0.01 cap.
+    let first = body(&l, TO, &"a".repeat(161));
+    assert_eq!(app.post(SMS, &t.key, &first).await.status, 202);
+    let today = chrono::Utc::now().format("%Y-%m-%d").to_string();
+    let kept = spend().await;
+    assert_eq!(kept, vec![(today, t.account_id.clone(), 8_000, 1)]);
+    // A retry is no new spend; a refusal neither.
+    assert_eq!(app.post(SMS, &t.key, &first).await.status, 202);
+    app.post(SMS, &t.key, &body(&l, TO, "one more"))
+        .await
+        .assert_error(400, "SENDING_LIMIT_EXCEEDED");
+    assert_eq!(spend().await, kept);
+    // The migration that introduced the table rebuilds it from the
+    // messages already accepted, so an upgrade keeps the day's caps.
+    Migrator::down(&app.db, Some(1)).await.unwrap();
+    Migrator::up(&app.db, None).await.unwrap();
+    assert_eq!(spend().await, kept);
+    app.post(SMS, &t.key, &body(&l, TO, "one more"))
+        .await
+        .assert_error(400, "SENDING_LIMIT_EXCEEDED");
+}
