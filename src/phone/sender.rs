@@ -55,37 +55,74 @@ impl Sender {
 
 /// The claims of every lane, group-committed: each is still a committed
 /// compare-and-set before its message leaves, but the lanes that claim at
-/// once share one commit.
+/// once share one commit. The claim also reads what the worker needs (the
+/// message, and whether its recipient opted out since it was queued), so
+/// sending costs no reads of its own.
 pub struct Claims;
+
+/// What a claim found.
+pub enum Claim {
+    /// Moved `pending` → `submitting`: this worker alone may send it.
+    Claimed(phone_message::Model),
+    /// Still pending, but the recipient texted STOP meanwhile (rule 8
+    /// holds for queued messages too): not claimed, never sent.
+    OptedOut,
+    /// Not pending (its status): claimed before, or finished.
+    NotPending(String),
+    Gone,
+}
+
+#[derive(sea_orm::FromQueryResult)]
+struct ClaimRow {
+    #[sea_orm(nested)]
+    message: phone_message::Model,
+    opted_out: bool,
+}
 
 #[async_trait::async_trait]
 impl Batch for Claims {
     /// A message id.
     type Item = i64;
-    /// Whether this claim moved the message from `pending`.
-    type Out = bool;
+    type Out = Claim;
     const NAME: &'static str = "text claims";
 
-    async fn run(&self, txn: &DatabaseTransaction, ids: &[i64]) -> Result<Vec<bool>, DbErr> {
-        // Two statements for the whole batch: which are still pending
-        // (rows locked on PostgreSQL; SQLite's write transaction is
-        // exclusive), then move exactly those.
-        let pending: std::collections::HashSet<i64> = phone_message::Entity::find()
-            .select_only()
-            .column(phone_message::Column::Id)
+    async fn run(&self, txn: &DatabaseTransaction, ids: &[i64]) -> Result<Vec<Claim>, DbErr> {
+        use sea_orm::sea_query::{ExprTrait, Query};
+        // Two statements for the whole batch: the messages with their
+        // recipients' opt-outs (rows locked on PostgreSQL; SQLite's write
+        // transaction is exclusive), then move exactly the claimable ones.
+        let opted_out = Query::select()
+            .expr(Expr::val(1))
+            .from(phone_opt_out::Entity)
+            .and_where(
+                Expr::col((phone_opt_out::Entity, phone_opt_out::Column::LineId))
+                    .equals((phone_message::Entity, phone_message::Column::LineId)),
+            )
+            .and_where(
+                Expr::col((phone_opt_out::Entity, phone_opt_out::Column::Recipient))
+                    .equals((phone_message::Entity, phone_message::Column::ToNumber)),
+            )
+            .to_owned();
+        let rows: std::collections::HashMap<i64, ClaimRow> = phone_message::Entity::find()
+            .expr_as(Expr::exists(opted_out), "opted_out")
             .filter(phone_message::Column::Id.is_in(ids.iter().copied()))
-            .filter(phone_message::Column::Status.eq("pending"))
             .lock_exclusive()
-            .into_tuple::<i64>()
+            .into_model::<ClaimRow>()
             .all(txn)
             .await?
             .into_iter()
+            .map(|r| (r.message.id, r))
             .collect();
-        if !pending.is_empty() {
+        let claimable: Vec<i64> = rows
+            .values()
+            .filter(|r| r.message.status == "pending" && !r.opted_out)
+            .map(|r| r.message.id)
+            .collect();
+        if !claimable.is_empty() {
             phone_message::Entity::update_many()
                 .col_expr(phone_message::Column::Status, Expr::value("submitting"))
                 .col_expr(phone_message::Column::UpdatedAt, Expr::value(Utc::now()))
-                .filter(phone_message::Column::Id.is_in(pending.iter().copied()))
+                .filter(phone_message::Column::Id.is_in(claimable))
                 .exec(txn)
                 .await?;
         }
@@ -93,7 +130,15 @@ impl Batch for Claims {
         let mut claimed = std::collections::HashSet::new();
         Ok(ids
             .iter()
-            .map(|id| pending.contains(id) && claimed.insert(*id))
+            .map(|id| match rows.get(id) {
+                None => Claim::Gone,
+                Some(r) if r.message.status != "pending" => {
+                    Claim::NotPending(r.message.status.clone())
+                }
+                Some(r) if r.opted_out => Claim::OptedOut,
+                Some(_) if !claimed.insert(*id) => Claim::NotPending("submitting".into()),
+                Some(r) => Claim::Claimed(r.message.clone()),
+            })
             .collect())
     }
 }
@@ -175,7 +220,6 @@ impl Handler for Sender {
             return Ok(None);
         };
         Ok(Some(Box::new(Worker {
-            db: db.clone(),
             claims: self.claims.clone(),
             carrier: self.carrier.clone(),
             line,
@@ -342,7 +386,6 @@ async fn update_messages(txn: &DatabaseTransaction, updates: &[Recorded]) -> Res
 }
 
 struct Worker {
-    db: DatabaseConnection,
     claims: GroupCommit<Claims>,
     carrier: Arc<dyn Carrier>,
     line: phone_line::Model,
@@ -354,39 +397,26 @@ impl LaneWorker for Worker {
         let Some(id) = message_id(job) else {
             return Ok(Outcome::Skipped(json!({ "error": "unreadable job" })));
         };
-        let Some(msg) = phone_message::Entity::find_by_id(id).one(&self.db).await? else {
-            return Ok(Outcome::Skipped(json!({ "error": "message gone" })));
-        };
-        // A recipient who texted STOP after the message was queued is not
-        // sent to (rule 8 holds for queued messages too).
-        if msg.status == "pending"
-            && phone_opt_out::Entity::find_by_id((msg.line_id, msg.to_number.clone()))
-                .one(&self.db)
-                .await?
-                .is_some()
-        {
-            return Ok(Outcome::Failed(json!({
-                "error": "the recipient opted out (STOP) after the message was queued"
-            })));
-        }
-        // The claim: committed before anything leaves. What is sent (line,
-        // recipient, text) never changes once queued, so the row read above
-        // is what the claim moved.
-        if !self.claims.submit(id).await? {
-            let status = phone_message::Entity::find_by_id(id)
-                .one(&self.db)
-                .await?
-                .map(|m| m.status);
-            return Ok(match status.as_deref() {
-                Some("submitting") => Outcome::Held(json!({
+        // The claim: committed before anything leaves.
+        let msg = match self.claims.submit(id).await? {
+            Claim::Claimed(msg) => msg,
+            Claim::OptedOut => {
+                return Ok(Outcome::Failed(json!({
+                    "error": "the recipient opted out (STOP) after the message was queued"
+                })));
+            }
+            Claim::NotPending(status) if status == "submitting" => {
+                return Ok(Outcome::Held(json!({
                     "error": "an earlier submission was interrupted; its outcome is unknown"
-                })),
-                Some(status) => {
-                    Outcome::Skipped(json!({ "error": format!("message is {status}") }))
-                }
-                None => Outcome::Skipped(json!({ "error": "message gone" })),
-            });
-        }
+                })));
+            }
+            Claim::NotPending(status) => {
+                return Ok(Outcome::Skipped(
+                    json!({ "error": format!("message is {status}") }),
+                ));
+            }
+            Claim::Gone => return Ok(Outcome::Skipped(json!({ "error": "message gone" }))),
+        };
         let out = Outgoing {
             message_id: msg.id,
             channel: msg.channel,
