@@ -118,7 +118,7 @@ pub(crate) fn read_body(
 }
 
 /// Deserialize a body, turning serde's error into a field-level validation error.
-pub fn parse_json<T: DeserializeOwned>(body: &[u8]) -> Result<T, ApiError> {
+pub fn parse_json<'de, T: serde::Deserialize<'de>>(body: &'de [u8]) -> Result<T, ApiError> {
     if body.is_empty() {
         return Err(ApiError::invalid(
             "",

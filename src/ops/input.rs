@@ -33,7 +33,7 @@ pub trait Part: Sized + Send {
 pub trait BodyPart: Sized + Send {
     const OPTIONAL: bool;
     const KIND: super::BodyKind;
-    fn from_body(body: Option<&[u8]>) -> Result<Self, ApiError>;
+    fn from_body(body: Option<&bytes::Bytes>) -> Result<Self, ApiError>;
     fn schema() -> Option<Value>;
 }
 
@@ -57,7 +57,7 @@ impl Part for Nothing {
 impl BodyPart for Nothing {
     const OPTIONAL: bool = true;
     const KIND: super::BodyKind = super::BodyKind::None;
-    fn from_body(_: Option<&[u8]>) -> Result<Self, ApiError> {
+    fn from_body(_: Option<&bytes::Bytes>) -> Result<Self, ApiError> {
         Ok(Nothing)
     }
     fn schema() -> Option<Value> {
@@ -113,11 +113,38 @@ pub struct Json<T>(pub T);
 impl<T: DeserializeOwned + PartialSchema + Send> BodyPart for Json<T> {
     const OPTIONAL: bool = false;
     const KIND: super::BodyKind = super::BodyKind::Required;
-    fn from_body(body: Option<&[u8]>) -> Result<Self, ApiError> {
-        parse_json(body.unwrap_or_default()).map(Json)
+    fn from_body(body: Option<&bytes::Bytes>) -> Result<Self, ApiError> {
+        parse_json(body.map(|b| &b[..]).unwrap_or_default()).map(Json)
     }
     fn schema() -> Option<Value> {
         schema_of::<T>()
+    }
+}
+
+/// A required JSON object body kept as its bytes, for an operation that
+/// reads it into types borrowing from it ([`JsonBytes::parse`]); `S`
+/// describes it in the schemas.
+#[derive(Debug, Clone)]
+pub struct JsonBytes<S>(pub bytes::Bytes, std::marker::PhantomData<S>);
+
+impl<S> JsonBytes<S> {
+    /// Reads the body as `T`, with the same errors as [`Json`].
+    pub fn parse<'a, T: serde::Deserialize<'a>>(&'a self) -> Result<T, ApiError> {
+        parse_json(&self.0)
+    }
+}
+
+impl<S: PartialSchema + Send> BodyPart for JsonBytes<S> {
+    const OPTIONAL: bool = false;
+    const KIND: super::BodyKind = super::BodyKind::Required;
+    fn from_body(body: Option<&bytes::Bytes>) -> Result<Self, ApiError> {
+        Ok(JsonBytes(
+            body.cloned().unwrap_or_default(),
+            std::marker::PhantomData,
+        ))
+    }
+    fn schema() -> Option<Value> {
+        schema_of::<S>()
     }
 }
 
@@ -128,9 +155,10 @@ pub struct MaybeJson<T>(pub T);
 impl<T: DeserializeOwned + PartialSchema + Default + Send> BodyPart for MaybeJson<T> {
     const OPTIONAL: bool = true;
     const KIND: super::BodyKind = super::BodyKind::Optional;
-    fn from_body(body: Option<&[u8]>) -> Result<Self, ApiError> {
+    fn from_body(body: Option<&bytes::Bytes>) -> Result<Self, ApiError> {
         match body {
-            None | Some(b"") => Ok(MaybeJson(T::default())),
+            None => Ok(MaybeJson(T::default())),
+            Some(bytes) if bytes.is_empty() => Ok(MaybeJson(T::default())),
             Some(bytes) => parse_json(bytes).map(MaybeJson),
         }
     }

@@ -233,7 +233,7 @@ fn call<O: Operation>(
         let input = Input::<O> {
             path: O::Path::from_raw(&raw)?,
             query: O::Query::from_raw(&raw)?,
-            body: O::Body::from_body(raw.body.as_deref())?,
+            body: O::Body::from_body(raw.body.as_ref())?,
         };
         let out = O::run(&ctx, &caller, input).await?;
         let pagination = O::pagination(&out);

@@ -187,15 +187,21 @@ async fn metros_need_real_dma_codes_as_numeric_strings() {
         c["geo_metros"],
         json!([{"system": "nielsen_dma", "values": ["501", "803", "602"]}])
     );
-    let res = validate(
-        &app,
-        &t,
-        json!({
-            "geo_metros": [{"system": "nielsen_dma", "values": ["501"]}],
-            "geo_metros_exclude": [{"system": "nielsen_dma", "values": ["798"]}],
-        }),
-    )
-    .await;
+    let metros = json!({
+        "geo_metros": [{"system": "nielsen_dma", "values": ["501"]}],
+        "geo_metros_exclude": [{"system": "nielsen_dma", "values": ["798"]}],
+    });
+    // Labels when asked for, as on campaigns.
+    let res = validate(&app, &t, metros.clone()).await;
+    assert_eq!(res.status, 200);
+    assert!(res.data().get("geo_metro_names").is_none(), "{}", res.body);
+    let res = app
+        .post(
+            &format!("{VALIDATE}?fields=geo_metro_names"),
+            &t.key,
+            &json!({ "constraints": metros }),
+        )
+        .await;
     assert_eq!(
         res.data()["geo_metro_names"],
         json!([{"system": "nielsen_dma", "code": "501", "name": "New York, NY"}])

@@ -7,6 +7,7 @@ use utoipa::{IntoParams, ToSchema};
 use super::model::{CampaignEnvelope, CampaignIn, CampaignOut, STATUSES, Transition};
 use super::service;
 use crate::auth::CallerInfo;
+use crate::buyer::targeting::operations::Fields;
 use crate::error::ApiError;
 use crate::http::{Envelope, ErrorEnvelope, ListEnvelope};
 use crate::ops::{
@@ -30,33 +31,6 @@ pub static OPERATIONS: &[&OperationDef] = &[
 pub struct CampaignPath {
     /// The campaign's id (`cmp_…`).
     pub campaign_id: String,
-}
-
-/// `fields=geo_metro_names` adds the names of the campaign's metro codes.
-#[derive(Debug, Default, Deserialize, ToSchema, IntoParams)]
-#[into_params(parameter_in = Query)]
-pub struct Fields {
-    /// Comma-separated extras; `geo_metro_names` is the one known.
-    pub fields: Option<String>,
-}
-
-impl Fields {
-    fn parse(&self) -> Result<bool, ApiError> {
-        let mut names = false;
-        for f in self.fields.iter().flat_map(|f| f.split(',')) {
-            match f.trim() {
-                "geo_metro_names" => names = true,
-                "" => {}
-                other => {
-                    return Err(ApiError::invalid(
-                        "fields",
-                        format!("unknown field set {other:?}; known: geo_metro_names"),
-                    ));
-                }
-            }
-        }
-        Ok(names)
-    }
 }
 
 #[derive(Debug, Default, Deserialize, ToSchema, IntoParams)]

@@ -9,12 +9,13 @@
 //! away. An include list that ends up empty matches nothing and is named in
 //! `unsatisfiable`; an absent include list means "unrestricted".
 
-use std::collections::{HashMap, HashSet};
+use foldhash::{HashMap, HashMapExt, HashSet, HashSetExt};
 
 use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value};
+use serde_json::Value;
 use utoipa::ToSchema;
 
+use super::raw::{Area, AreaObj, Field, List, Raw, Str};
 use super::{postal, vocab};
 use crate::buyer::advertisers::model::CHANNELS;
 use crate::error::Issues;
@@ -138,13 +139,13 @@ fn join(base: &str, key: &str) -> String {
 /// A list of strings, each checked (and normalised) by `check`; duplicates
 /// after normalisation are dropped. Problems go to `path[i]`.
 fn strings(
-    v: &Value,
+    v: &List<Str>,
     path: &str,
     max: usize,
     issues: &mut Issues,
     check: impl Fn(&str) -> Result<String, String>,
 ) -> Vec<String> {
-    let Some(items) = v.as_array() else {
+    let List::Ok(items) = v else {
         issues.add(path, "must be an array of strings");
         return vec![];
     };
@@ -154,7 +155,7 @@ fn strings(
     }
     let mut out = Vec::with_capacity(items.len());
     for (i, item) in items.iter().enumerate() {
-        let Some(s) = item.as_str() else {
+        let Str::Ok(s) = item else {
             issues.add(format!("{path}[{i}]"), "must be a string");
             continue;
         };
@@ -226,41 +227,39 @@ fn one_of(
 }
 
 /// The object of an area item, with its unknown keys reported.
-fn area_object<'a>(
-    item: &'a Value,
+fn area_object<'r, 'a>(
+    item: &'r Area<'a>,
     path: &str,
     keys: &[&str],
     issues: &mut Issues,
-) -> Option<&'a Map<String, Value>> {
-    let Some(obj) = item.as_object() else {
+) -> Option<&'r AreaObj<'a>> {
+    let Area::Obj(obj) = item else {
         issues.add(path, format!("must be an object with {}", keys.join(", ")));
         return None;
     };
-    for k in obj.keys() {
-        if !keys.contains(&k.as_str()) {
-            issues.add(
-                format!("{path}.{k}"),
-                format!("unknown field; expected {}", keys.join(", ")),
-            );
-        }
+    for k in &obj.unknown {
+        issues.add(
+            format!("{path}.{k}"),
+            format!("unknown field; expected {}", keys.join(", ")),
+        );
     }
     Some(obj)
 }
 
 /// An area's `values`: a non-empty array of strings, each checked by `check`.
 fn area_values(
-    obj: &Map<String, Value>,
+    obj: &AreaObj,
     path: &str,
     issues: &mut Issues,
     check: impl Fn(&str) -> Result<String, String>,
 ) -> Vec<String> {
     let path = format!("{path}.values");
-    match obj.get("values") {
+    match &obj.values {
         None => {
             issues.add(path, "required");
             vec![]
         }
-        Some(v) if v.as_array().is_some_and(|a| a.is_empty()) => {
+        Some(List::Ok(a)) if a.is_empty() => {
             issues.add(path, "must not be empty");
             vec![]
         }
@@ -268,17 +267,17 @@ fn area_values(
     }
 }
 
-fn area_items<'a>(v: &'a Value, path: &str, issues: &mut Issues) -> &'a [Value] {
-    match v.as_array() {
-        None => {
+fn area_items<'r, 'a>(v: &'r List<Area<'a>>, path: &str, issues: &mut Issues) -> &'r [Area<'a>] {
+    match v {
+        List::NotArray => {
             issues.add(path, "must be an array of objects");
             &[]
         }
-        Some(a) if a.len() > MAX_AREAS => {
+        List::Ok(a) if a.len() > MAX_AREAS => {
             issues.add(path, format!("must have at most {MAX_AREAS} items"));
             &[]
         }
-        Some(a) => a,
+        List::Ok(a) => a,
     }
 }
 
@@ -313,15 +312,15 @@ impl AsMut<Vec<String>> for PostalArea {
     }
 }
 
-fn metros(v: &Value, path: &str, issues: &mut Issues) -> Vec<MetroArea> {
+fn metros(v: &List<Area>, path: &str, issues: &mut Issues) -> Vec<MetroArea> {
     let mut out: Vec<MetroArea> = Vec::new();
     for (i, item) in area_items(v, path, issues).iter().enumerate() {
         let at = format!("{path}[{i}]");
         let Some(obj) = area_object(item, &at, &["system", "values"], issues) else {
             continue;
         };
-        let system = match obj.get("system").map(|s| s.as_str()) {
-            Some(Some(s)) if vocab::METRO_SYSTEMS.contains(&s) => Some(s),
+        let system = match &obj.system {
+            Some(Str::Ok(s)) if vocab::METRO_SYSTEMS.contains(&&**s) => Some(&**s),
             None => {
                 issues.add(format!("{at}.system"), "required");
                 None
@@ -359,28 +358,26 @@ fn metros(v: &Value, path: &str, issues: &mut Issues) -> Vec<MetroArea> {
     out
 }
 
-fn postal_areas(v: &Value, path: &str, issues: &mut Issues) -> Vec<PostalArea> {
+fn postal_areas(v: &List<Area>, path: &str, issues: &mut Issues) -> Vec<PostalArea> {
     let mut out: Vec<PostalArea> = Vec::new();
     for (i, item) in area_items(v, path, issues).iter().enumerate() {
         let at = format!("{path}[{i}]");
         let Some(obj) = area_object(item, &at, &["country", "system", "values"], issues) else {
             continue;
         };
-        let system = match obj.get("system") {
+        let system = match &obj.system {
             None => {
                 issues.add(format!("{at}.system"), "required");
                 None
             }
-            Some(s) => match s.as_str() {
-                Some(s) => Some(s.trim().to_ascii_lowercase()),
-                None => {
-                    issues.add(format!("{at}.system"), "must be a string");
-                    None
-                }
-            },
+            Some(Str::Ok(s)) => Some(s.trim().to_ascii_lowercase()),
+            Some(Str::NotStr) => {
+                issues.add(format!("{at}.system"), "must be a string");
+                None
+            }
         };
         // The (country, system) pair, when it is a valid one.
-        let pair: Option<(String, String)> = match (obj.get("country"), system) {
+        let pair: Option<(String, String)> = match (&obj.country, system) {
             (None, Some(system)) => match postal::legacy(&system) {
                 Some((c, s)) => Some((c.to_string(), s.to_string())),
                 None => {
@@ -403,8 +400,12 @@ fn postal_areas(v: &Value, path: &str, issues: &mut Issues) -> Vec<PostalArea> {
                 None
             }
             (Some(c), system) => {
-                let code = match c.as_str().map(country) {
-                    Some(Ok(code)) => Some(code),
+                let code = match c {
+                    Str::Ok(c) => country(c).ok(),
+                    Str::NotStr => None,
+                };
+                let code = match code {
+                    Some(code) => Some(code),
                     _ => {
                         issues.add(
                             format!("{at}.country"),
@@ -451,18 +452,30 @@ fn postal_areas(v: &Value, path: &str, issues: &mut Issues) -> Vec<PostalArea> {
     out
 }
 
-/// Parses `constraints` (`v`), reporting every problem under `base` (e.g.
-/// `constraints.geo_postal_areas[2].values[5]`). `Some` only when nothing
-/// was wrong. `null` or absence is the caller's business.
+/// Parses `constraints` (`v`, e.g. a campaign body's), reporting every
+/// problem under `base`; see [`check_constraints`].
 pub fn parse_constraints(v: &Value, base: &str, issues: &mut Issues) -> Option<Constraints> {
+    match Raw::deserialize(v) {
+        Ok(raw) => check_constraints(&raw, base, issues),
+        Err(e) => {
+            issues.add(base, e.to_string());
+            None
+        }
+    }
+}
+
+/// Checks and normalises `constraints` as read, reporting every problem
+/// under `base` (e.g. `constraints.geo_postal_areas[2].values[5]`). `Some`
+/// only when nothing was wrong. `null` or absence is the caller's business.
+pub fn check_constraints(raw: &Raw, base: &str, issues: &mut Issues) -> Option<Constraints> {
     let before = issues.0.len();
-    let Some(obj) = v.as_object() else {
+    let Raw::Obj(fields) = raw else {
         issues.add(base, "must be an object");
         return None;
     };
     let at = |key: &str| join(base, key);
-    for key in obj.keys() {
-        if !FIELDS.contains(&key.as_str()) {
+    for (key, field) in fields {
+        if matches!(field, Field::Unknown) {
             issues.add(
                 at(key),
                 format!("unknown field; expected one of: {}", FIELDS.join(", ")),
@@ -473,9 +486,9 @@ pub fn parse_constraints(v: &Value, base: &str, issues: &mut Issues) -> Option<C
                 issues: &mut Issues,
                 check: &dyn Fn(&str) -> Result<String, String>|
      -> Vec<String> {
-        match obj.get(key) {
-            Some(v) => strings(v, &at(key), MAX_LIST, issues, check),
-            None => vec![],
+        match raw.get(key) {
+            Some(Field::Strings(v)) => strings(v, &at(key), MAX_LIST, issues, check),
+            _ => vec![],
         }
     };
     let channels = one_of(CHANNELS, "an AdCP media channel");
@@ -492,25 +505,22 @@ pub fn parse_constraints(v: &Value, base: &str, issues: &mut Issues) -> Option<C
         device_platform: list("device_platform", issues, &platforms),
         ..Constraints::default()
     };
-    c.geo_countries = match (
-        obj.contains_key("geo_countries"),
-        obj.contains_key("countries"),
-    ) {
-        (true, true) => {
+    c.geo_countries = match (raw.get("geo_countries"), raw.get("countries")) {
+        (Some(_), Some(_)) => {
             issues.add(
                 at("countries"),
                 "deprecated alias of geo_countries; send geo_countries only",
             );
             list("geo_countries", issues, &country)
         }
-        (false, true) => list("countries", issues, &country),
+        (None, Some(_)) => list("countries", issues, &country),
         _ => list("geo_countries", issues, &country),
     };
     for (key, out) in [
         ("geo_metros", &mut c.geo_metros),
         ("geo_metros_exclude", &mut c.geo_metros_exclude),
     ] {
-        if let Some(v) = obj.get(key) {
+        if let Some(Field::Areas(v)) = raw.get(key) {
             *out = metros(v, &at(key), issues);
         }
     }
@@ -518,7 +528,7 @@ pub fn parse_constraints(v: &Value, base: &str, issues: &mut Issues) -> Option<C
         ("geo_postal_areas", &mut c.geo_postal_areas),
         ("geo_postal_areas_exclude", &mut c.geo_postal_areas_exclude),
     ] {
-        if let Some(v) = obj.get(key) {
+        if let Some(Field::Areas(v)) = raw.get(key) {
             *out = postal_areas(v, &at(key), issues);
         }
     }

@@ -6,6 +6,7 @@ pub mod constraints;
 pub mod openapi;
 pub mod operations;
 pub mod postal;
+pub mod raw;
 pub mod vocab;
 
 pub use constraints::{Constraints, EffectiveTargeting, MetroArea, PostalArea, parse_constraints};

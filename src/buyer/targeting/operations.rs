@@ -6,16 +6,17 @@ use serde_json::{Value, json};
 use utoipa::{IntoParams, ToSchema};
 
 use super::constraints::{
-    Constraints, EffectiveTargeting, MetroLabel, metro_labels, parse_constraints,
+    Constraints, EffectiveTargeting, MetroLabel, check_constraints, metro_labels,
 };
+use super::raw::Raw;
 use super::vocab::{self, SYSTEMS};
 use crate::auth::CallerInfo;
 use crate::error::{ApiError, Issues};
 use crate::http::{Envelope, ErrorEnvelope, ListEnvelope};
-use crate::ops::input::{Part, RawInput, parse_query};
+use crate::ops::input::{JsonBytes, Part, RawInput, parse_query};
 use crate::ops::{
-    Access, Ctx, Input, Json, Nothing, Operation, OperationDef, Page, Paged, Pagination, Params,
-    Query, Verb, def,
+    Access, Ctx, Input, Nothing, Operation, OperationDef, Page, Paged, Pagination, Params, Query,
+    Verb, def,
 };
 
 pub static OPERATIONS: &[&OperationDef] = &[
@@ -234,12 +235,50 @@ impl Operation for ListTargetingDimensionValues {
     }
 }
 
+/// `fields=geo_metro_names` adds the names of the metro codes (campaigns'
+/// get and list, `validate_targeting`).
+#[derive(Debug, Default, Deserialize, ToSchema, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct Fields {
+    /// Comma-separated extras; `geo_metro_names` is the one known.
+    pub fields: Option<String>,
+}
+
+impl Fields {
+    /// Whether metro names were asked for.
+    pub fn parse(&self) -> Result<bool, ApiError> {
+        let mut names = false;
+        for f in self.fields.iter().flat_map(|f| f.split(',')) {
+            match f.trim() {
+                "geo_metro_names" => names = true,
+                "" => {}
+                other => {
+                    return Err(ApiError::invalid(
+                        "fields",
+                        format!("unknown field set {other:?}; known: geo_metro_names"),
+                    ));
+                }
+            }
+        }
+        Ok(names)
+    }
+}
+
+/// The body of `validate_targeting` (its schema).
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ValidateTargetingIn {
     /// The constraints to check, as a campaign or package would carry them.
-    #[schema(value_type = Constraints)]
-    pub constraints: Value,
+    pub constraints: Constraints,
+}
+
+/// The same body as read: `constraints` borrowed from it, wrong shapes
+/// kept for their messages.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ValidateWire<'a> {
+    #[serde(borrow)]
+    constraints: Raw<'a>,
 }
 
 #[derive(Debug, Clone, Serialize, ToSchema)]
@@ -249,7 +288,8 @@ pub struct TargetingValidation {
     pub constraints: Constraints,
     /// What they target on their own.
     pub effective: EffectiveTargeting,
-    /// The labels of `geo_metros` and `geo_metros_exclude`, for showing.
+    /// The labels of `geo_metros` and `geo_metros_exclude`, for showing
+    /// (with `fields=geo_metro_names`).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub geo_metro_names: Vec<MetroLabel>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -265,8 +305,8 @@ impl Operation for ValidateTargeting {
     const VERB: Verb = Verb::Post;
     const PATH: &'static str = "/buyer/targeting/validate";
     type Path = Nothing;
-    type Query = Nothing;
-    type Body = Json<ValidateTargetingIn>;
+    type Query = Query<Fields>;
+    type Body = JsonBytes<ValidateTargetingIn>;
     type Output = TargetingValidation;
 
     async fn run(
@@ -274,17 +314,21 @@ impl Operation for ValidateTargeting {
         _caller: &CallerInfo,
         input: Input<Self>,
     ) -> Result<TargetingValidation, ApiError> {
+        let names = input.query.0.parse()?;
+        let wire: ValidateWire = input.body.parse()?;
         let mut issues = Issues::default();
-        match parse_constraints(&input.body.0.constraints, "constraints", &mut issues) {
-            Some(constraints) => Ok(TargetingValidation {
-                valid: true,
-                effective: constraints.effective(None),
-                geo_metro_names: metro_labels(&constraints.geo_metros),
-                geo_metro_names_exclude: metro_labels(&constraints.geo_metros_exclude),
-                constraints,
-            }),
-            None => Err(ApiError::invalid_all(issues.0)),
-        }
+        let Some(constraints) = check_constraints(&wire.constraints, "constraints", &mut issues)
+        else {
+            return Err(ApiError::invalid_all(issues.0));
+        };
+        let labels = |areas| if names { metro_labels(areas) } else { vec![] };
+        Ok(TargetingValidation {
+            valid: true,
+            effective: constraints.effective(None),
+            geo_metro_names: labels(&constraints.geo_metros),
+            geo_metro_names_exclude: labels(&constraints.geo_metros_exclude),
+            constraints,
+        })
     }
 }
 
@@ -327,6 +371,7 @@ fn list_targeting_dimension_values() {}
     path = "/buyer/targeting/validate",
     tag = "buyer",
     security(("bearer" = [])),
+    params(Fields),
     request_body = ValidateTargetingIn,
     responses(
         (status = 200, body = Envelope<TargetingValidation>),

@@ -6,7 +6,6 @@
 //! validation lookup is O(1); fuzzy name resolution scans precomputed,
 //! normalised names.
 
-use std::collections::HashMap;
 use std::sync::LazyLock;
 
 /// The dimensions that can be listed and resolved by name.
@@ -31,7 +30,7 @@ pub struct Entry {
 #[derive(Debug)]
 pub struct Vocab {
     pub entries: Vec<Entry>,
-    by_code: HashMap<&'static str, usize>,
+    by_code: foldhash::HashMap<&'static str, usize>,
 }
 
 impl Vocab {
