@@ -26,10 +26,11 @@ use crate::{auth, buyer, conversations, health, openapi};
 
 /// Every route under `/api/v2`, domain by domain.
 pub fn api_v2(cfg: &mut ServiceConfig) {
+    crate::http::operations::configure_static(cfg);
     auth::routes::configure(cfg);
     conversations::configure(cfg);
     crate::discovery::configure(cfg);
-    crate::http::operations::configure(cfg);
+    crate::http::operations::configure_parameterised(cfg);
     cfg.service(openapi::openapi_json);
 }
 

@@ -55,9 +55,20 @@ impl OpenApiFactory for RestRoute {
     }
 }
 
-/// Every registered operation as a REST route.
-pub fn configure(cfg: &mut utoipa_actix_web::service_config::ServiceConfig) {
-    for def in crate::ops::registry() {
+/// The registered operations whose paths have no parameters, as REST
+/// routes. They go ahead of every parameterised route: the router tries
+/// routes in order and matches a parameterised one with a regex, so a
+/// static path is found without running any, and it wins over a pattern
+/// that would also match it.
+pub fn configure_static(cfg: &mut utoipa_actix_web::service_config::ServiceConfig) {
+    for def in crate::ops::registry().filter(|d| !d.path.contains('{')) {
+        cfg.service(RestRoute(def));
+    }
+}
+
+/// The other registered operations as REST routes.
+pub fn configure_parameterised(cfg: &mut utoipa_actix_web::service_config::ServiceConfig) {
+    for def in crate::ops::registry().filter(|d| d.path.contains('{')) {
         cfg.service(RestRoute(def));
     }
 }

@@ -573,34 +573,35 @@ pub struct EffectiveTargeting {
 }
 
 /// Include lists intersect; an empty list is no restriction.
-fn intersect(a: &[String], b: &[String]) -> Option<Vec<String>> {
+fn intersect(a: Vec<String>, b: &[String]) -> Option<Vec<String>> {
     match (a.is_empty(), b.is_empty()) {
         (true, true) => None,
-        (false, true) => Some(a.to_vec()),
+        (false, true) => Some(a),
         (true, false) => Some(b.to_vec()),
         (false, false) => {
             let set: HashSet<&String> = b.iter().collect();
-            Some(a.iter().filter(|x| set.contains(x)).cloned().collect())
+            Some(a.into_iter().filter(|x| set.contains(x)).collect())
         }
     }
 }
 
 /// Exclude lists union.
-fn union(a: &[String], b: &[String]) -> Vec<String> {
-    let mut seen: HashSet<&String> = HashSet::new();
-    a.iter()
-        .chain(b)
-        .filter(|x| seen.insert(x))
-        .cloned()
-        .collect()
+fn union(mut a: Vec<String>, b: &[String]) -> Vec<String> {
+    if b.is_empty() {
+        return a;
+    }
+    let seen: HashSet<String> = a.iter().cloned().collect();
+    a.extend(b.iter().filter(|x| !seen.contains(*x)).cloned());
+    dedup(&mut a);
+    a
 }
 
 fn union_areas<A: Clone + AsMut<Vec<String>>>(
-    a: &[A],
+    a: Vec<A>,
     b: &[A],
     same: impl Fn(&A, &A) -> bool,
 ) -> Vec<A> {
-    let mut out: Vec<A> = a.to_vec();
+    let mut out: Vec<A> = a;
     for area in b {
         let mut area = area.clone();
         let values = std::mem::take(area.as_mut());
@@ -712,28 +713,34 @@ impl Constraints {
     /// then each include list loses what is excluded (including regions and
     /// postal codes of excluded or non-included countries).
     pub fn effective(&self, package: Option<&Constraints>) -> EffectiveTargeting {
+        self.clone().into_effective(package)
+    }
+
+    /// [`Constraints::effective`], taking these constraints' lists rather
+    /// than copying them.
+    pub fn into_effective(self, package: Option<&Constraints>) -> EffectiveTargeting {
         let empty = Constraints::default();
         let p = package.unwrap_or(&empty);
         let mut e = EffectiveTargeting {
-            channels: intersect(&self.channels, &p.channels),
-            geo_countries: intersect(&self.geo_countries, &p.geo_countries),
-            geo_countries_exclude: union(&self.geo_countries_exclude, &p.geo_countries_exclude),
-            geo_regions: intersect(&self.geo_regions, &p.geo_regions),
-            geo_regions_exclude: union(&self.geo_regions_exclude, &p.geo_regions_exclude),
+            channels: intersect(self.channels, &p.channels),
+            geo_countries: intersect(self.geo_countries, &p.geo_countries),
+            geo_countries_exclude: union(self.geo_countries_exclude, &p.geo_countries_exclude),
+            geo_regions: intersect(self.geo_regions, &p.geo_regions),
+            geo_regions_exclude: union(self.geo_regions_exclude, &p.geo_regions_exclude),
             geo_metros_exclude: union_areas(
-                &self.geo_metros_exclude,
+                self.geo_metros_exclude,
                 &p.geo_metros_exclude,
                 |a, b| a.system == b.system,
             ),
             geo_postal_areas_exclude: union_areas(
-                &self.geo_postal_areas_exclude,
+                self.geo_postal_areas_exclude,
                 &p.geo_postal_areas_exclude,
                 |a, b| a.country == b.country && a.system == b.system,
             ),
-            language: intersect(&self.language, &p.language),
-            device_type: intersect(&self.device_type, &p.device_type),
-            device_type_exclude: union(&self.device_type_exclude, &p.device_type_exclude),
-            device_platform: intersect(&self.device_platform, &p.device_platform),
+            language: intersect(self.language, &p.language),
+            device_type: intersect(self.device_type, &p.device_type),
+            device_type_exclude: union(self.device_type_exclude, &p.device_type_exclude),
+            device_platform: intersect(self.device_platform, &p.device_platform),
             ..EffectiveTargeting::default()
         };
 
@@ -741,7 +748,7 @@ impl Constraints {
         // (already normalised), so the common case hashes nothing.
         let metros = match (self.geo_metros.is_empty(), p.geo_metros.is_empty()) {
             (true, true) => None,
-            (false, true) => Some(self.geo_metros.clone()),
+            (false, true) => Some(self.geo_metros),
             (true, false) => Some(p.geo_metros.clone()),
             (false, false) => {
                 let set: HashSet<_> = metro_keys(&p.geo_metros).into_iter().collect();
@@ -773,7 +780,7 @@ impl Constraints {
             p.geo_postal_areas.is_empty(),
         ) {
             (true, true) => None,
-            (false, true) => Some(self.geo_postal_areas.clone()),
+            (false, true) => Some(self.geo_postal_areas),
             (true, false) => Some(p.geo_postal_areas.clone()),
             (false, false) => {
                 let (a, b) = (

@@ -281,11 +281,13 @@ struct ValidateWire<'a> {
     constraints: Raw<'a>,
 }
 
-#[derive(Debug, Clone, Serialize, ToSchema)]
+#[derive(Debug, Serialize, ToSchema)]
 pub struct TargetingValidation {
     pub valid: bool,
-    /// The constraints normalised (canonical codes, duplicates merged).
-    pub constraints: Constraints,
+    /// The constraints normalised (canonical codes, duplicates merged);
+    /// written before their lists move into `effective`.
+    #[schema(value_type = Constraints)]
+    pub constraints: Box<serde_json::value::RawValue>,
     /// What they target on their own.
     pub effective: EffectiveTargeting,
     /// The labels of `geo_metros` and `geo_metros_exclude`, for showing
@@ -322,12 +324,17 @@ impl Operation for ValidateTargeting {
             return Err(ApiError::invalid_all(issues.0));
         };
         let labels = |areas| if names { metro_labels(areas) } else { vec![] };
+        let (geo_metro_names, geo_metro_names_exclude) = (
+            labels(&constraints.geo_metros),
+            labels(&constraints.geo_metros_exclude),
+        );
         Ok(TargetingValidation {
             valid: true,
-            effective: constraints.effective(None),
-            geo_metro_names: labels(&constraints.geo_metros),
-            geo_metro_names_exclude: labels(&constraints.geo_metros_exclude),
-            constraints,
+            constraints: serde_json::value::to_raw_value(&constraints)
+                .map_err(ApiError::internal)?,
+            effective: constraints.into_effective(None),
+            geo_metro_names,
+            geo_metro_names_exclude,
         })
     }
 }
