@@ -99,21 +99,34 @@ pub(crate) fn read_body(
         if declared.is_some_and(|n| n > limit) {
             return Err(ApiError::PayloadTooLarge { limit });
         }
+        // A body that arrives in one chunk is kept as it is; one in several
+        // is gathered into a buffer of its declared length.
+        let mut first: Option<bytes::Bytes> = None;
         let mut body = bytes::BytesMut::new();
         while let Some(chunk) = payload.next().await {
             let chunk = chunk.map_err(|e| match e {
                 actix_web::error::PayloadError::Overflow => ApiError::PayloadTooLarge { limit },
                 other => ApiError::BadRequest(format!("could not read request body: {other}")),
             })?;
-            if body.len() + chunk.len() > limit {
+            let held = first.as_ref().map_or(0, |f| f.len()) + body.len();
+            if held + chunk.len() > limit {
                 return Err(ApiError::PayloadTooLarge { limit });
             }
-            body.extend_from_slice(&chunk);
+            match first.take() {
+                None if body.is_empty() => first = Some(chunk),
+                Some(f) => {
+                    body.reserve(declared.unwrap_or(0).clamp(f.len() + chunk.len(), limit));
+                    body.extend_from_slice(&f);
+                    body.extend_from_slice(&chunk);
+                }
+                None => body.extend_from_slice(&chunk),
+            }
         }
+        let body = first.unwrap_or_else(|| body.freeze());
         if !json && !body.is_empty() {
             return Err(media_error());
         }
-        Ok(body.freeze())
+        Ok(body)
     })
 }
 
