@@ -63,7 +63,7 @@ pub struct Claims;
 /// What a claim found.
 pub enum Claim {
     /// Moved `pending` → `submitting`: this worker alone may send it.
-    Claimed(phone_message::Model),
+    Claimed(Box<phone_message::Model>),
     /// Still pending, but the recipient texted STOP meanwhile (rule 8
     /// holds for queued messages too): not claimed, never sent.
     OptedOut,
@@ -137,7 +137,7 @@ impl Batch for Claims {
                 }
                 Some(r) if r.opted_out => Claim::OptedOut,
                 Some(_) if !claimed.insert(*id) => Claim::NotPending("submitting".into()),
-                Some(r) => Claim::Claimed(r.message.clone()),
+                Some(r) => Claim::Claimed(Box::new(r.message.clone())),
             })
             .collect())
     }
