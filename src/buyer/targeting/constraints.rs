@@ -810,7 +810,12 @@ impl Constraints {
                 let excluded: HashSet<PostalKey> = postal_keys(&e.geo_postal_areas_exclude)
                     .into_iter()
                     .collect();
-                for a in &mut areas {
+                // An exclusion only ever covers codes of its own country.
+                let touched: HashSet<&str> = excluded.iter().map(|k| k.0).collect();
+                for a in areas
+                    .iter_mut()
+                    .filter(|a| touched.contains(a.country.as_str()))
+                {
                     let (c, s) = (a.country.clone(), a.system.clone());
                     a.values
                         .retain(|v| !inside((c.as_str(), s.as_str(), v.as_str()), &excluded));

@@ -63,23 +63,46 @@ fn digits(s: &str, n: usize) -> bool {
 }
 
 /// `a` digits and `b` digits, with or without one hyphen between them;
-/// canonically with it.
-fn hyphenated(s: &str, a: usize, b: usize) -> Option<String> {
+/// canonically with it (a code already canonical is kept, not copied).
+fn hyphenated(s: String, a: usize, b: usize) -> Option<String> {
     let (head, tail) = match s.split_once('-') {
         Some(parts) => parts,
         None if s.len() == a + b => s.split_at(a),
         None => return None,
     };
-    (digits(head, a) && digits(tail, b)).then(|| format!("{head}-{tail}"))
+    if !(digits(head, a) && digits(tail, b)) {
+        return None;
+    }
+    if s.len() == a + b + 1 {
+        return Some(s);
+    }
+    Some(format!("{head}-{tail}"))
+}
+
+/// A full code whose two parts pass `valid`, as `outward inward` (a code
+/// already in that form is kept, not copied).
+fn spaced(s: String, valid: impl Fn(&str, &str) -> bool) -> Option<String> {
+    let (outward, inward) = split_full(&s).filter(|(o, i)| valid(o, i))?;
+    if s.len() == outward.len() + 1 + inward.len() {
+        return Some(s);
+    }
+    Some(format!("{outward} {inward}"))
 }
 
 /// Upper case, spaces collapsed to one, trimmed.
 fn tidy(raw: &str) -> String {
-    let tidy = !raw.starts_with(' ')
-        && !raw.ends_with(' ')
-        && !raw.contains("  ")
-        && !raw.bytes().any(|b| b.is_ascii_whitespace() && b != b' ');
-    if tidy {
+    // One pass: no leading, trailing or double space, no other whitespace.
+    let mut prev_space = true;
+    let mut tidy = true;
+    for b in raw.bytes() {
+        let space = b == b' ';
+        if (space && prev_space) || (b != b' ' && b.is_ascii_whitespace()) {
+            tidy = false;
+            break;
+        }
+        prev_space = space;
+    }
+    if tidy && !prev_space {
         // The common case: one allocation.
         return raw.to_ascii_uppercase();
     }
@@ -157,20 +180,18 @@ pub fn normalize_code(country: &str, system: &str, raw: &str) -> Result<String, 
     }
     let ok = match system {
         "zip" => digits(&s, 5).then_some(s),
-        "zip_plus_four" => hyphenated(&s, 5, 4),
+        "zip_plus_four" => hyphenated(s, 5, 4),
         "outward" => gb_outward(&s).then_some(s),
-        "full" if country == "GB" => split_full(&s)
-            .filter(|(o, i)| (gb_outward(o) || *o == "GIR") && gb_inward(i))
-            .map(|(o, i)| format!("{o} {i}")),
+        "full" if country == "GB" => {
+            spaced(s, |o, i| (gb_outward(o) || o == "GIR") && gb_inward(i))
+        }
         "fsa" => ca_fsa(&s).then_some(s),
-        "full" => split_full(&s)
-            .filter(|(f, l)| ca_fsa(f) && ca_ldu(l))
-            .map(|(f, l)| format!("{f} {l}")),
+        "full" => spaced(s, |f, l| ca_fsa(f) && ca_ldu(l)),
         "plz" if country == "DE" => digits(&s, 5).then_some(s),
         "plz" => digits(&s, 4).then_some(s),
         "code_postal" => digits(&s, 5).then_some(s),
         "postcode" => digits(&s, 4).then_some(s),
-        "cep" => hyphenated(&s, 5, 3),
+        "cep" => hyphenated(s, 5, 3),
         "pin" => (digits(&s, 6) && !s.starts_with('0')).then_some(s),
         _ => (!s.is_empty()
             && s.len() <= 10
