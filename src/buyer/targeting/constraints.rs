@@ -590,8 +590,11 @@ fn union(mut a: Vec<String>, b: &[String]) -> Vec<String> {
     if b.is_empty() {
         return a;
     }
-    let seen: HashSet<String> = a.iter().cloned().collect();
-    a.extend(b.iter().filter(|x| !seen.contains(*x)).cloned());
+    let extra: Vec<String> = {
+        let seen: HashSet<&String> = a.iter().collect();
+        b.iter().filter(|x| !seen.contains(x)).cloned().collect()
+    };
+    a.extend(extra);
     dedup(&mut a);
     a
 }

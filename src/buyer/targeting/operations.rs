@@ -264,21 +264,15 @@ impl Fields {
     }
 }
 
-/// The body of `validate_targeting` (its schema).
-#[derive(Debug, Deserialize, ToSchema)]
+/// The body of `validate_targeting`: `constraints` as read, borrowed from
+/// the body, wrong shapes kept for their messages.
+#[derive(Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
-pub struct ValidateTargetingIn {
+pub struct ValidateTargetingIn<'a> {
     /// The constraints to check, as a campaign or package would carry them.
-    pub constraints: Constraints,
-}
-
-/// The same body as read: `constraints` borrowed from it, wrong shapes
-/// kept for their messages.
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct ValidateWire<'a> {
     #[serde(borrow)]
-    constraints: Raw<'a>,
+    #[schema(value_type = Constraints)]
+    pub constraints: Raw<'a>,
 }
 
 #[derive(Debug, Serialize, ToSchema)]
@@ -308,7 +302,7 @@ impl Operation for ValidateTargeting {
     const PATH: &'static str = "/buyer/targeting/validate";
     type Path = Nothing;
     type Query = Query<Fields>;
-    type Body = JsonBytes<ValidateTargetingIn>;
+    type Body = JsonBytes<ValidateTargetingIn<'static>>;
     type Output = TargetingValidation;
 
     async fn run(
@@ -317,7 +311,7 @@ impl Operation for ValidateTargeting {
         input: Input<Self>,
     ) -> Result<TargetingValidation, ApiError> {
         let names = input.query.0.parse()?;
-        let wire: ValidateWire = input.body.parse()?;
+        let wire: ValidateTargetingIn = input.body.parse()?;
         let mut issues = Issues::default();
         let Some(constraints) = check_constraints(&wire.constraints, "constraints", &mut issues)
         else {
