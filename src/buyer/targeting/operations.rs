@@ -264,8 +264,9 @@ impl Fields {
     }
 }
 
-/// The body of `validate_targeting`: `constraints` as read, borrowed from
-/// the body, wrong shapes kept for their messages.
+/// The body of `validate_targeting`.
+// `constraints` is read as it came, borrowed from the body, with wrong
+// shapes kept so that each is reported at its path.
 #[derive(Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ValidateTargetingIn<'a> {
