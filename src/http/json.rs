@@ -152,8 +152,10 @@ pub fn parse_json<'de, T: serde::Deserialize<'de>>(body: &'de [u8]) -> Result<T,
     // Well-formed bodies are read without path tracking (it costs a
     // string per field); a body that fails is read again with it, for the
     // exact path of its error.
+    // The text is checked as UTF-8 once, not string by string.
     if first == Some(&b'{')
-        && let Ok(value) = serde_json::from_slice::<T>(body)
+        && let Ok(text) = std::str::from_utf8(body)
+        && let Ok(value) = serde_json::from_str::<T>(text)
     {
         return Ok(value);
     }
