@@ -129,6 +129,12 @@ pub trait Operation: Send + Sync + 'static {
     fn pagination(_out: &Self::Output) -> Option<Pagination> {
         None
     }
+
+    /// The output's JSON, as every transport sends it: serde's by default.
+    /// An operation whose answer repeats large parts may write them once.
+    fn render(out: &Self::Output) -> serde_json::Result<Vec<u8>> {
+        serde_json::to_vec(out)
+    }
 }
 
 /// A finished operation: serialized data plus list position.
@@ -237,7 +243,7 @@ fn call<O: Operation>(
         };
         let out = O::run(&ctx, &caller, input).await?;
         let pagination = O::pagination(&out);
-        let data = serde_json::to_vec(&out).map_err(ApiError::internal)?;
+        let data = O::render(&out).map_err(ApiError::internal)?;
         Ok(Reply {
             status: O::STATUS,
             data: data.into(),

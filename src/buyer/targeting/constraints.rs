@@ -15,6 +15,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use utoipa::ToSchema;
 
+use super::code::{Code, CodeSet};
 use super::raw::{Area, AreaObj, Field, List, Raw, Str};
 use super::{postal, vocab};
 use crate::buyer::advertisers::model::CHANNELS;
@@ -75,7 +76,8 @@ pub struct MetroArea {
     /// `nielsen_dma`.
     pub system: String,
     /// Numeric string codes, e.g. `"501"`.
-    pub values: Vec<String>,
+    #[schema(value_type = Vec<String>)]
+    pub values: Vec<Code>,
 }
 
 /// Postal codes of one country and system, e.g.
@@ -86,7 +88,8 @@ pub struct PostalArea {
     pub country: String,
     /// The system the country uses (see the pairing table).
     pub system: String,
-    pub values: Vec<String>,
+    #[schema(value_type = Vec<String>)]
+    pub values: Vec<Code>,
 }
 
 /// Normalised targeting constraints (snake_case keys, as the spec gives
@@ -96,17 +99,22 @@ pub struct PostalArea {
 pub struct Constraints {
     /// Canonical AdCP media channels.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub channels: Vec<String>,
+    #[schema(value_type = Vec<String>)]
+    pub channels: Vec<Code>,
     /// ISO 3166-1 alpha-2 (`countries` is accepted as its deprecated alias).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub geo_countries: Vec<String>,
+    #[schema(value_type = Vec<String>)]
+    pub geo_countries: Vec<Code>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub geo_countries_exclude: Vec<String>,
+    #[schema(value_type = Vec<String>)]
+    pub geo_countries_exclude: Vec<Code>,
     /// ISO 3166-2, e.g. `US-CA`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub geo_regions: Vec<String>,
+    #[schema(value_type = Vec<String>)]
+    pub geo_regions: Vec<Code>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub geo_regions_exclude: Vec<String>,
+    #[schema(value_type = Vec<String>)]
+    pub geo_regions_exclude: Vec<Code>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub geo_metros: Vec<MetroArea>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -117,15 +125,19 @@ pub struct Constraints {
     pub geo_postal_areas_exclude: Vec<PostalArea>,
     /// ISO 639-1.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub language: Vec<String>,
+    #[schema(value_type = Vec<String>)]
+    pub language: Vec<Code>,
     /// `desktop`, `mobile`, `tablet`, `ctv`, `dooh`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub device_type: Vec<String>,
+    #[schema(value_type = Vec<String>)]
+    pub device_type: Vec<Code>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub device_type_exclude: Vec<String>,
+    #[schema(value_type = Vec<String>)]
+    pub device_type_exclude: Vec<Code>,
     /// Operating systems, e.g. `ios`, `android`, `roku_os`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub device_platform: Vec<String>,
+    #[schema(value_type = Vec<String>)]
+    pub device_platform: Vec<Code>,
 }
 
 fn join(base: &str, key: &str) -> String {
@@ -143,8 +155,8 @@ fn strings(
     path: &str,
     max: usize,
     issues: &mut Issues,
-    check: impl Fn(&str) -> Result<String, String>,
-) -> Vec<String> {
+    check: impl Fn(&str) -> Result<Code, String>,
+) -> Vec<Code> {
     let List::Ok(items) = v else {
         issues.add(path, "must be an array of strings");
         return vec![];
@@ -170,13 +182,13 @@ fn strings(
 
 /// Drops repeated strings, keeping first occurrences in order, without
 /// copying any (this runs on every code of every validation).
-fn dedup(list: &mut Vec<String>) {
+fn dedup(list: &mut Vec<Code>) {
     if list.len() < 2 {
         return;
     }
     let keep: Vec<bool> = {
-        let mut seen: HashSet<&str> = HashSet::with_capacity(list.len());
-        list.iter().map(|s| seen.insert(s.as_str())).collect()
+        let mut seen = CodeSet::with_capacity(list.len());
+        list.iter().map(|s| seen.insert(s)).collect()
     };
     if keep.iter().all(|k| *k) {
         return;
@@ -185,8 +197,8 @@ fn dedup(list: &mut Vec<String>) {
     list.retain(|_| flags.next().unwrap_or(false));
 }
 
-fn country(s: &str) -> Result<String, String> {
-    let code = s.trim().to_ascii_uppercase();
+fn country(s: &str) -> Result<Code, String> {
+    let code = Code::upper(s.trim());
     if vocab::is_country(&code) {
         Ok(code)
     } else {
@@ -194,8 +206,8 @@ fn country(s: &str) -> Result<String, String> {
     }
 }
 
-fn region(s: &str) -> Result<String, String> {
-    let code = s.trim().to_ascii_uppercase();
+fn region(s: &str) -> Result<Code, String> {
+    let code = Code::upper(s.trim());
     if vocab::is_region(&code) {
         Ok(code)
     } else {
@@ -203,8 +215,8 @@ fn region(s: &str) -> Result<String, String> {
     }
 }
 
-fn language(s: &str) -> Result<String, String> {
-    let code = s.trim().to_ascii_lowercase();
+fn language(s: &str) -> Result<Code, String> {
+    let code = Code::lower(s.trim());
     if vocab::is_language(&code) {
         Ok(code)
     } else {
@@ -215,9 +227,9 @@ fn language(s: &str) -> Result<String, String> {
 fn one_of(
     list: &'static [&'static str],
     what: &'static str,
-) -> impl Fn(&str) -> Result<String, String> {
+) -> impl Fn(&str) -> Result<Code, String> {
     move |s| {
-        let v = s.trim().to_ascii_lowercase();
+        let v = Code::lower(s.trim());
         if list.contains(&v.as_str()) {
             Ok(v)
         } else {
@@ -251,8 +263,8 @@ fn area_values(
     obj: &AreaObj,
     path: &str,
     issues: &mut Issues,
-    check: impl Fn(&str) -> Result<String, String>,
-) -> Vec<String> {
+    check: impl Fn(&str) -> Result<Code, String>,
+) -> Vec<Code> {
     let path = format!("{path}.values");
     match &obj.values {
         None => {
@@ -285,29 +297,33 @@ fn area_items<'r, 'a>(v: &'r List<Area<'a>>, path: &str, issues: &mut Issues) ->
 fn merge<A>(
     areas: &mut Vec<A>,
     same: impl Fn(&A) -> bool,
-    values: Vec<String>,
-    new: impl FnOnce(Vec<String>) -> A,
+    values: Vec<Code>,
+    new: impl FnOnce(Vec<Code>) -> A,
 ) where
-    A: AsMut<Vec<String>>,
+    A: AsMut<Vec<Code>>,
 {
     match areas.iter_mut().find(|a| same(a)) {
         Some(a) => {
             let existing = a.as_mut();
-            let mut seen: HashSet<String> = existing.iter().cloned().collect();
-            existing.extend(values.into_iter().filter(|v| seen.insert(v.clone())));
+            // `values` has no duplicates of its own (each list is deduplicated).
+            let fresh: Vec<Code> = {
+                let seen: CodeSet = existing.iter().collect();
+                values.into_iter().filter(|v| !seen.contains(v)).collect()
+            };
+            existing.extend(fresh);
         }
         None => areas.push(new(values)),
     }
 }
 
-impl AsMut<Vec<String>> for MetroArea {
-    fn as_mut(&mut self) -> &mut Vec<String> {
+impl AsMut<Vec<Code>> for MetroArea {
+    fn as_mut(&mut self) -> &mut Vec<Code> {
         &mut self.values
     }
 }
 
-impl AsMut<Vec<String>> for PostalArea {
-    fn as_mut(&mut self) -> &mut Vec<String> {
+impl AsMut<Vec<Code>> for PostalArea {
+    fn as_mut(&mut self) -> &mut Vec<Code> {
         &mut self.values
     }
 }
@@ -340,7 +356,7 @@ fn metros(v: &List<Area>, path: &str, issues: &mut Issues) -> Vec<MetroArea> {
             } else if system == Some("nielsen_dma") && !vocab::is_dma(code) {
                 Err("is not a Nielsen DMA code".into())
             } else {
-                Ok(code.to_string())
+                Ok(Code::new(code))
             }
         });
         if let Some(system) = system {
@@ -418,7 +434,7 @@ fn postal_areas(v: &List<Area>, path: &str, issues: &mut Issues) -> Vec<PostalAr
                     (Some(code), Some(system)) => {
                         let allowed = postal::systems_for(&code);
                         if allowed.contains(&system.as_str()) {
-                            Some((code, system))
+                            Some((code.into(), system))
                         } else {
                             issues.add(
                                 format!("{at}.system"),
@@ -432,9 +448,12 @@ fn postal_areas(v: &List<Area>, path: &str, issues: &mut Issues) -> Vec<PostalAr
             }
         };
         let values = match &pair {
-            Some((c, s)) => area_values(obj, &at, issues, |v| postal::normalize_code(c, s, v)),
+            Some((c, s)) => {
+                let format = postal::Format::of(c, s);
+                area_values(obj, &at, issues, |v| format.normalize(v))
+            }
             // The format depends on the pair: only the shape can be checked.
-            None => area_values(obj, &at, issues, |v| Ok(v.to_string())),
+            None => area_values(obj, &at, issues, |v| Ok(Code::new(v))),
         };
         if let Some((c, s)) = pair {
             merge(
@@ -484,8 +503,8 @@ pub fn check_constraints(raw: &Raw, base: &str, issues: &mut Issues) -> Option<C
     }
     let list = |key: &str,
                 issues: &mut Issues,
-                check: &dyn Fn(&str) -> Result<String, String>|
-     -> Vec<String> {
+                check: &dyn Fn(&str) -> Result<Code, String>|
+     -> Vec<Code> {
         match raw.get(key) {
             Some(Field::Strings(v)) => strings(v, &at(key), MAX_LIST, issues, check),
             _ => vec![],
@@ -541,15 +560,20 @@ pub fn check_constraints(raw: &Raw, base: &str, issues: &mut Issues) -> Option<C
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 pub struct EffectiveTargeting {
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub channels: Option<Vec<String>>,
+    #[schema(value_type = Option<Vec<String>>)]
+    pub channels: Option<Vec<Code>>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub geo_countries: Option<Vec<String>>,
+    #[schema(value_type = Option<Vec<String>>)]
+    pub geo_countries: Option<Vec<Code>>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub geo_countries_exclude: Vec<String>,
+    #[schema(value_type = Vec<String>)]
+    pub geo_countries_exclude: Vec<Code>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub geo_regions: Option<Vec<String>>,
+    #[schema(value_type = Option<Vec<String>>)]
+    pub geo_regions: Option<Vec<Code>>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub geo_regions_exclude: Vec<String>,
+    #[schema(value_type = Vec<String>)]
+    pub geo_regions_exclude: Vec<Code>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub geo_metros: Option<Vec<MetroArea>>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -559,13 +583,17 @@ pub struct EffectiveTargeting {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub geo_postal_areas_exclude: Vec<PostalArea>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub language: Option<Vec<String>>,
+    #[schema(value_type = Option<Vec<String>>)]
+    pub language: Option<Vec<Code>>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub device_type: Option<Vec<String>>,
+    #[schema(value_type = Option<Vec<String>>)]
+    pub device_type: Option<Vec<Code>>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub device_type_exclude: Vec<String>,
+    #[schema(value_type = Vec<String>)]
+    pub device_type_exclude: Vec<Code>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub device_platform: Option<Vec<String>>,
+    #[schema(value_type = Option<Vec<String>>)]
+    pub device_platform: Option<Vec<Code>>,
     /// Include dimensions left with nothing to match: their lists do not
     /// overlap, or their exclusions remove everything.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -573,25 +601,25 @@ pub struct EffectiveTargeting {
 }
 
 /// Include lists intersect; an empty list is no restriction.
-fn intersect(a: Vec<String>, b: &[String]) -> Option<Vec<String>> {
+fn intersect(a: Vec<Code>, b: &[Code]) -> Option<Vec<Code>> {
     match (a.is_empty(), b.is_empty()) {
         (true, true) => None,
         (false, true) => Some(a),
         (true, false) => Some(b.to_vec()),
         (false, false) => {
-            let set: HashSet<&String> = b.iter().collect();
+            let set: CodeSet = b.iter().collect();
             Some(a.into_iter().filter(|x| set.contains(x)).collect())
         }
     }
 }
 
 /// Exclude lists union.
-fn union(mut a: Vec<String>, b: &[String]) -> Vec<String> {
+fn union(mut a: Vec<Code>, b: &[Code]) -> Vec<Code> {
     if b.is_empty() {
         return a;
     }
-    let extra: Vec<String> = {
-        let seen: HashSet<&String> = a.iter().collect();
+    let extra: Vec<Code> = {
+        let seen: CodeSet = a.iter().collect();
         b.iter().filter(|x| !seen.contains(x)).cloned().collect()
     };
     a.extend(extra);
@@ -599,7 +627,7 @@ fn union(mut a: Vec<String>, b: &[String]) -> Vec<String> {
     a
 }
 
-fn union_areas<A: Clone + AsMut<Vec<String>>>(
+fn union_areas<A: Clone + AsMut<Vec<Code>>>(
     a: Vec<A>,
     b: &[A],
     same: impl Fn(&A, &A) -> bool,
@@ -636,16 +664,27 @@ fn postal_keys(areas: &[PostalArea]) -> Vec<PostalKey<'_>> {
         .collect()
 }
 
-/// The coarser area a finer postal code lies in: a ZIP+4's ZIP, a full GB
-/// postcode's outward code, a full Canadian code's FSA. Codes are canonical
-/// ASCII here, so the slices are safe (and `get` keeps them so).
-fn parent(k: PostalKey) -> Option<PostalKey> {
-    match (k.0, k.1) {
-        ("US", "zip_plus_four") => k.2.get(..5).map(|z| ("US", "zip", z)),
-        ("GB", "full") => k.2.split(' ').next().map(|o| ("GB", "outward", o)),
-        ("CA", "full") => k.2.get(..3).map(|f| ("CA", "fsa", f)),
+/// The coarser system a finer one's codes lie in: a ZIP+4 in its ZIP, a
+/// full GB postcode in its outward code, a full Canadian code in its FSA.
+fn parent_system(country: &str, system: &str) -> Option<&'static str> {
+    match (country, system) {
+        ("US", "zip_plus_four") => Some("zip"),
+        ("GB", "full") => Some("outward"),
+        ("CA", "full") => Some("fsa"),
         _ => None,
     }
+}
+
+/// The coarser area a finer postal code lies in. Codes are canonical ASCII
+/// here, so the slices are safe (and `get` keeps them so).
+fn parent(k: PostalKey) -> Option<PostalKey> {
+    let system = parent_system(k.0, k.1)?;
+    let code = match system {
+        "zip" => k.2.get(..5),
+        "outward" => k.2.split(' ').next(),
+        _ => k.2.get(..3),
+    }?;
+    Some((k.0, system, code))
 }
 
 /// Is `k` one of `set`'s codes, or inside one of them?
@@ -670,9 +709,49 @@ fn group_postal(keys: Vec<PostalKey>) -> Vec<PostalArea> {
             });
             out.len() - 1
         });
-        out[i].values.push(v.to_string());
+        out[i].values.push(Code::new(v));
     }
     out
+}
+
+/// Postal areas without the codes `excluded` covers, itself or by the
+/// coarser area a code lies in. Areas are one per (country, system).
+fn without_postal(areas: &mut Vec<PostalArea>, excluded: &[PostalArea]) {
+    let sets: Vec<(&str, &str, CodeSet)> = excluded
+        .iter()
+        .map(|a| {
+            (
+                a.country.as_str(),
+                a.system.as_str(),
+                a.values.iter().collect(),
+            )
+        })
+        .collect();
+    let set = |country: &str, system: &str| {
+        sets.iter()
+            .find(|(c, s, _)| *c == country && *s == system)
+            .map(|(_, _, set)| set)
+    };
+    for PostalArea {
+        country,
+        system,
+        values,
+    } in areas.iter_mut()
+    {
+        let direct = set(country, system);
+        let coarse = parent_system(country, system).and_then(|p| set(country, p));
+        if direct.is_none() && coarse.is_none() {
+            continue;
+        }
+        values.retain(|v| {
+            let out = direct.is_some_and(|d| d.contains(v))
+                || coarse.is_some_and(|c| {
+                    parent((country, system, v)).is_some_and(|(_, _, p)| c.contains_str(p))
+                });
+            !out
+        });
+    }
+    areas.retain(|a| !a.values.is_empty());
 }
 
 fn metro_keys(areas: &[MetroArea]) -> Vec<(&str, &str)> {
@@ -701,9 +780,21 @@ fn group_metros(keys: Vec<(&str, &str)>) -> Vec<MetroArea> {
             });
             out.len() - 1
         });
-        out[i].values.push(v.to_string());
+        out[i].values.push(Code::new(v));
     }
     out
+}
+
+/// Metro areas without the codes `excluded` lists for their system.
+fn without_metros(areas: &mut Vec<MetroArea>, excluded: &[MetroArea]) {
+    for a in areas.iter_mut() {
+        // Areas are one per system.
+        if let Some(x) = excluded.iter().find(|x| x.system == a.system) {
+            let set: CodeSet = x.values.iter().collect();
+            a.values.retain(|v| !set.contains(v));
+        }
+    }
+    areas.retain(|a| !a.values.is_empty());
 }
 
 fn region_country(code: &str) -> &str {
@@ -764,15 +855,7 @@ impl Constraints {
             }
         };
         e.geo_metros = metros.map(|mut areas| {
-            if !e.geo_metros_exclude.is_empty() {
-                let excluded: HashSet<_> = metro_keys(&e.geo_metros_exclude).into_iter().collect();
-                for a in &mut areas {
-                    let system = a.system.clone();
-                    a.values
-                        .retain(|v| !excluded.contains(&(system.as_str(), v.as_str())));
-                }
-                areas.retain(|a| !a.values.is_empty());
-            }
+            without_metros(&mut areas, &e.geo_metros_exclude);
             areas
         });
 
@@ -798,47 +881,23 @@ impl Constraints {
                 Some(group_postal(keep))
             }
         };
-        let countries_out: HashSet<&str> =
-            e.geo_countries_exclude.iter().map(String::as_str).collect();
-        let countries_in: Option<HashSet<&str>> = e
-            .geo_countries
-            .as_ref()
-            .map(|l| l.iter().map(String::as_str).collect());
+        let countries_out: CodeSet = e.geo_countries_exclude.iter().collect();
+        let countries_in: Option<CodeSet> = e.geo_countries.as_ref().map(|l| l.iter().collect());
         let country_ok = |c: &str| {
-            !countries_out.contains(c) && countries_in.as_ref().is_none_or(|l| l.contains(c))
+            !countries_out.contains_str(c)
+                && countries_in.as_ref().is_none_or(|l| l.contains_str(c))
         };
-        let postal = postal.map(|mut areas| {
+        e.geo_postal_areas = postal.map(|mut areas| {
             areas.retain(|a| country_ok(&a.country));
-            if !e.geo_postal_areas_exclude.is_empty() {
-                let excluded: HashSet<PostalKey> = postal_keys(&e.geo_postal_areas_exclude)
-                    .into_iter()
-                    .collect();
-                // An exclusion only ever covers codes of its own country.
-                let touched: HashSet<&str> = excluded.iter().map(|k| k.0).collect();
-                for a in areas
-                    .iter_mut()
-                    .filter(|a| touched.contains(a.country.as_str()))
-                {
-                    let (c, s) = (a.country.clone(), a.system.clone());
-                    a.values
-                        .retain(|v| !inside((c.as_str(), s.as_str(), v.as_str()), &excluded));
-                }
-                areas.retain(|a| !a.values.is_empty());
-            }
+            without_postal(&mut areas, &e.geo_postal_areas_exclude);
             areas
         });
-        let regions_exclude: HashSet<&String> = e.geo_regions_exclude.iter().collect();
-        let regions = e.geo_regions.as_ref().map(|l| {
-            l.iter()
-                .filter(|r| !regions_exclude.contains(r) && country_ok(region_country(r)))
-                .cloned()
-                .collect::<Vec<_>>()
-        });
-        e.geo_postal_areas = postal;
-        e.geo_regions = regions;
+        let regions_exclude: CodeSet = e.geo_regions_exclude.iter().collect();
+        if let Some(list) = e.geo_regions.as_mut() {
+            list.retain(|r| !regions_exclude.contains(r) && country_ok(region_country(r)));
+        }
 
         // Simple lists lose their exclusions.
-        let countries_out: HashSet<String> = e.geo_countries_exclude.iter().cloned().collect();
         if let Some(list) = e.geo_countries.as_mut() {
             list.retain(|c| !countries_out.contains(c));
         }
@@ -868,6 +927,94 @@ impl Constraints {
     }
 }
 
+/// One list of constraints or of effective targeting, by kind.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Part<'a> {
+    Codes(&'a [Code]),
+    Metros(&'a [MetroArea]),
+    Postal(&'a [PostalArea]),
+}
+
+impl Part<'_> {
+    pub fn is_empty(&self) -> bool {
+        match self {
+            Part::Codes(l) => l.is_empty(),
+            Part::Metros(l) => l.is_empty(),
+            Part::Postal(l) => l.is_empty(),
+        }
+    }
+}
+
+impl Constraints {
+    /// Every list with its key, in the order they serialize (an empty one
+    /// is left out of the JSON).
+    pub fn parts(&self) -> [(&'static str, Part<'_>); 13] {
+        use Part::*;
+        [
+            ("channels", Codes(&self.channels)),
+            ("geo_countries", Codes(&self.geo_countries)),
+            ("geo_countries_exclude", Codes(&self.geo_countries_exclude)),
+            ("geo_regions", Codes(&self.geo_regions)),
+            ("geo_regions_exclude", Codes(&self.geo_regions_exclude)),
+            ("geo_metros", Metros(&self.geo_metros)),
+            ("geo_metros_exclude", Metros(&self.geo_metros_exclude)),
+            ("geo_postal_areas", Postal(&self.geo_postal_areas)),
+            (
+                "geo_postal_areas_exclude",
+                Postal(&self.geo_postal_areas_exclude),
+            ),
+            ("language", Codes(&self.language)),
+            ("device_type", Codes(&self.device_type)),
+            ("device_type_exclude", Codes(&self.device_type_exclude)),
+            ("device_platform", Codes(&self.device_platform)),
+        ]
+    }
+}
+
+impl EffectiveTargeting {
+    /// Every list with its key, in the order they serialize and in the
+    /// order of [`Constraints::parts`]; `None` where the JSON leaves the
+    /// key out (an absent include list, an empty exclude list).
+    /// `unsatisfiable` follows them.
+    pub fn parts(&self) -> [(&'static str, Option<Part<'_>>); 13] {
+        use Part::*;
+        fn include(l: &Option<Vec<Code>>) -> Option<Part<'_>> {
+            l.as_deref().map(Codes)
+        }
+        fn exclude(l: &[Code]) -> Option<Part<'_>> {
+            (!l.is_empty()).then_some(Codes(l))
+        }
+        [
+            ("channels", include(&self.channels)),
+            ("geo_countries", include(&self.geo_countries)),
+            (
+                "geo_countries_exclude",
+                exclude(&self.geo_countries_exclude),
+            ),
+            ("geo_regions", include(&self.geo_regions)),
+            ("geo_regions_exclude", exclude(&self.geo_regions_exclude)),
+            ("geo_metros", self.geo_metros.as_deref().map(Metros)),
+            (
+                "geo_metros_exclude",
+                (!self.geo_metros_exclude.is_empty()).then_some(Metros(&self.geo_metros_exclude)),
+            ),
+            (
+                "geo_postal_areas",
+                self.geo_postal_areas.as_deref().map(Postal),
+            ),
+            (
+                "geo_postal_areas_exclude",
+                (!self.geo_postal_areas_exclude.is_empty())
+                    .then_some(Postal(&self.geo_postal_areas_exclude)),
+            ),
+            ("language", include(&self.language)),
+            ("device_type", include(&self.device_type)),
+            ("device_type_exclude", exclude(&self.device_type_exclude)),
+            ("device_platform", include(&self.device_platform)),
+        ]
+    }
+}
+
 pub use super::vocab::metro_name;
 
 /// A metro code with its label, for showing (`geo_metro_names`).
@@ -887,7 +1034,7 @@ pub fn metro_labels(areas: &[MetroArea]) -> Vec<MetroLabel> {
             a.values.iter().filter_map(move |code| {
                 metro_name(&a.system, code).map(|name| MetroLabel {
                     system: a.system.clone(),
-                    code: code.clone(),
+                    code: code.to_string(),
                     name: name.to_string(),
                 })
             })
@@ -970,8 +1117,8 @@ mod tests {
         }))
         .unwrap();
         let e = campaign.effective(Some(&package));
-        assert_eq!(e.geo_countries, Some(vec!["US".to_string()]));
-        assert_eq!(e.geo_regions, Some(vec!["US-CA".to_string()]));
+        assert_eq!(e.geo_countries, Some(vec![Code::new("US")]));
+        assert_eq!(e.geo_regions, Some(vec![Code::new("US-CA")]));
         assert_eq!(e.geo_regions_exclude, vec!["US-NY"]);
         assert_eq!(e.device_type, Some(vec![]));
         assert!(e.unsatisfiable.contains(&"device_type".to_string()));

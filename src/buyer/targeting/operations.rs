@@ -9,6 +9,7 @@ use super::constraints::{
     Constraints, EffectiveTargeting, MetroLabel, check_constraints, metro_labels,
 };
 use super::raw::Raw;
+use super::render;
 use super::vocab::{self, SYSTEMS};
 use crate::auth::CallerInfo;
 use crate::error::{ApiError, Issues};
@@ -279,10 +280,10 @@ pub struct ValidateTargetingIn<'a> {
 #[derive(Debug, Serialize, ToSchema)]
 pub struct TargetingValidation {
     pub valid: bool,
-    /// The constraints normalised (canonical codes, duplicates merged);
+    /// The constraints normalised (canonical codes, duplicates merged),
     /// written before their lists move into `effective`.
     #[schema(value_type = Constraints)]
-    pub constraints: Box<serde_json::value::RawValue>,
+    pub constraints: render::Written,
     /// What they target on their own.
     pub effective: EffectiveTargeting,
     /// The labels of `geo_metros` and `geo_metros_exclude`, for showing
@@ -325,12 +326,15 @@ impl Operation for ValidateTargeting {
         );
         Ok(TargetingValidation {
             valid: true,
-            constraints: serde_json::value::to_raw_value(&constraints)
-                .map_err(ApiError::internal)?,
+            constraints: render::constraints(&constraints).map_err(ApiError::internal)?,
             effective: constraints.into_effective(None),
             geo_metro_names,
             geo_metro_names_exclude,
         })
+    }
+
+    fn render(out: &TargetingValidation) -> serde_json::Result<Vec<u8>> {
+        render::validation(out)
     }
 }
 

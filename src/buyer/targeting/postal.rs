@@ -2,6 +2,8 @@
 //! validation), the code format of each system, and the deprecated
 //! country-fused system names of legacy `{system, values}` areas.
 
+use super::code::Code;
+
 /// The systems a country accepts, as the spec pairs them.
 pub fn systems_for(country: &str) -> &'static [&'static str] {
     match country {
@@ -64,7 +66,7 @@ fn digits(s: &str, n: usize) -> bool {
 
 /// `a` digits and `b` digits, with or without one hyphen between them;
 /// canonically with it (a code already canonical is kept, not copied).
-fn hyphenated(s: String, a: usize, b: usize) -> Option<String> {
+fn hyphenated(s: Code, a: usize, b: usize) -> Option<Code> {
     let (head, tail) = match s.split_once('-') {
         Some(parts) => parts,
         None if s.len() == a + b => s.split_at(a),
@@ -76,21 +78,21 @@ fn hyphenated(s: String, a: usize, b: usize) -> Option<String> {
     if s.len() == a + b + 1 {
         return Some(s);
     }
-    Some(format!("{head}-{tail}"))
+    Some(Code::from(format!("{head}-{tail}")))
 }
 
 /// A full code whose two parts pass `valid`, as `outward inward` (a code
 /// already in that form is kept, not copied).
-fn spaced(s: String, valid: impl Fn(&str, &str) -> bool) -> Option<String> {
+fn spaced(s: Code, valid: impl Fn(&str, &str) -> bool) -> Option<Code> {
     let (outward, inward) = split_full(&s).filter(|(o, i)| valid(o, i))?;
     if s.len() == outward.len() + 1 + inward.len() {
         return Some(s);
     }
-    Some(format!("{outward} {inward}"))
+    Some(Code::from(format!("{outward} {inward}")))
 }
 
 /// Upper case, spaces collapsed to one, trimmed.
-fn tidy(raw: &str) -> String {
+fn tidy(raw: &str) -> Code {
     // One pass: no leading, trailing or double space, no other whitespace.
     let mut prev_space = true;
     let mut tidy = true;
@@ -103,13 +105,10 @@ fn tidy(raw: &str) -> String {
         prev_space = space;
     }
     if tidy && !prev_space {
-        // The common case: one allocation.
-        return raw.to_ascii_uppercase();
+        // The common case: a copy, in place.
+        return Code::upper(raw);
     }
-    raw.split_whitespace()
-        .collect::<Vec<_>>()
-        .join(" ")
-        .to_ascii_uppercase()
+    Code::upper(&raw.split_whitespace().collect::<Vec<_>>().join(" "))
 }
 
 /// A GB outward code: area (1-2 letters), district (a digit, then an
@@ -170,55 +169,93 @@ fn split_full(s: &str) -> Option<(&str, &str)> {
     }
 }
 
-/// Checks one code of `system` in `country` (a valid pairing) and returns
-/// its canonical form, or what a valid code looks like.
-pub fn normalize_code(country: &str, system: &str, raw: &str) -> Result<String, String> {
-    let s = tidy(raw);
-    // Every format is ASCII; checking first keeps the byte slicing below safe.
-    if !s.is_ascii() {
-        return Err(format!("must be {}", expected(country, system)));
-    }
-    let ok = match system {
-        "zip" => digits(&s, 5).then_some(s),
-        "zip_plus_four" => hyphenated(s, 5, 4),
-        "outward" => gb_outward(&s).then_some(s),
-        "full" if country == "GB" => {
-            spaced(s, |o, i| (gb_outward(o) || o == "GIR") && gb_inward(i))
-        }
-        "fsa" => ca_fsa(&s).then_some(s),
-        "full" => spaced(s, |f, l| ca_fsa(f) && ca_ldu(l)),
-        "plz" if country == "DE" => digits(&s, 5).then_some(s),
-        "plz" => digits(&s, 4).then_some(s),
-        "code_postal" => digits(&s, 5).then_some(s),
-        "postcode" => digits(&s, 4).then_some(s),
-        "cep" => hyphenated(s, 5, 3),
-        "pin" => (digits(&s, 6) && !s.starts_with('0')).then_some(s),
-        _ => (!s.is_empty()
-            && s.len() <= 10
-            && s.bytes().any(|b| b.is_ascii_alphanumeric())
-            && s.bytes()
-                .all(|b| b.is_ascii_alphanumeric() || b == b' ' || b == b'-'))
-        .then_some(s),
-    };
-    ok.ok_or_else(|| format!("must be {}", expected(country, system)))
+/// The code format of a valid (country, system) pair, found once per area
+/// rather than once per code.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    Zip,
+    ZipPlusFour,
+    GbOutward,
+    GbFull,
+    CaFsa,
+    CaFull,
+    /// Germany's five digits.
+    PlzDe,
+    /// Switzerland's and Austria's four digits.
+    Plz4,
+    CodePostal,
+    Postcode,
+    Cep,
+    Pin,
+    /// Every other country's `postal_code`.
+    Other,
 }
 
-/// What a code of `system` looks like, for messages.
-pub fn expected(country: &str, system: &str) -> &'static str {
-    match (country, system) {
-        (_, "zip") => "a 5-digit ZIP code such as 94105",
-        (_, "zip_plus_four") => "a ZIP+4 code such as 94105-1234",
-        (_, "outward") => "a UK outward code such as SW1A or M1",
-        ("GB", "full") => "a full UK postcode such as SW1A 1AA",
-        (_, "fsa") => "a Canadian forward sortation area such as K1A",
-        (_, "full") => "a full Canadian postal code such as K1A 0B1",
-        ("DE", "plz") => "a 5-digit Postleitzahl such as 10115",
-        (_, "plz") => "a 4-digit Postleitzahl such as 8001",
-        (_, "code_postal") => "a 5-digit code postal such as 75001",
-        (_, "postcode") => "a 4-digit postcode such as 2000",
-        (_, "cep") => "an 8-digit CEP such as 01310-100",
-        (_, "pin") => "a 6-digit PIN code not starting with 0, such as 110001",
-        _ => "1 to 10 letters, digits, spaces or hyphens",
+impl Format {
+    /// The format of `system` in `country`, a pair that [`systems_for`] allows.
+    pub fn of(country: &str, system: &str) -> Format {
+        match (country, system) {
+            (_, "zip") => Format::Zip,
+            (_, "zip_plus_four") => Format::ZipPlusFour,
+            (_, "outward") => Format::GbOutward,
+            ("GB", "full") => Format::GbFull,
+            (_, "fsa") => Format::CaFsa,
+            (_, "full") => Format::CaFull,
+            ("DE", "plz") => Format::PlzDe,
+            (_, "plz") => Format::Plz4,
+            (_, "code_postal") => Format::CodePostal,
+            (_, "postcode") => Format::Postcode,
+            (_, "cep") => Format::Cep,
+            (_, "pin") => Format::Pin,
+            _ => Format::Other,
+        }
+    }
+
+    /// Checks one code and returns its canonical form, or what a valid code
+    /// looks like.
+    pub fn normalize(self, raw: &str) -> Result<Code, String> {
+        let s = tidy(raw);
+        // Every format is ASCII; checking first keeps the byte slicing below safe.
+        if !s.is_ascii() {
+            return Err(format!("must be {}", self.expected()));
+        }
+        let ok = match self {
+            Format::Zip | Format::PlzDe | Format::CodePostal => digits(&s, 5).then_some(s),
+            Format::Plz4 | Format::Postcode => digits(&s, 4).then_some(s),
+            Format::ZipPlusFour => hyphenated(s, 5, 4),
+            Format::GbOutward => gb_outward(&s).then_some(s),
+            Format::GbFull => spaced(s, |o, i| (gb_outward(o) || o == "GIR") && gb_inward(i)),
+            Format::CaFsa => ca_fsa(&s).then_some(s),
+            Format::CaFull => spaced(s, |f, l| ca_fsa(f) && ca_ldu(l)),
+            Format::Cep => hyphenated(s, 5, 3),
+            Format::Pin => (digits(&s, 6) && !s.starts_with('0')).then_some(s),
+            Format::Other => (!s.is_empty()
+                && s.len() <= 10
+                && s.bytes().any(|b| b.is_ascii_alphanumeric())
+                && s.bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b == b' ' || b == b'-'))
+            .then_some(s),
+        };
+        ok.ok_or_else(|| format!("must be {}", self.expected()))
+    }
+
+    /// What a code looks like, for messages.
+    pub fn expected(self) -> &'static str {
+        match self {
+            Format::Zip => "a 5-digit ZIP code such as 94105",
+            Format::ZipPlusFour => "a ZIP+4 code such as 94105-1234",
+            Format::GbOutward => "a UK outward code such as SW1A or M1",
+            Format::GbFull => "a full UK postcode such as SW1A 1AA",
+            Format::CaFsa => "a Canadian forward sortation area such as K1A",
+            Format::CaFull => "a full Canadian postal code such as K1A 0B1",
+            Format::PlzDe => "a 5-digit Postleitzahl such as 10115",
+            Format::Plz4 => "a 4-digit Postleitzahl such as 8001",
+            Format::CodePostal => "a 5-digit code postal such as 75001",
+            Format::Postcode => "a 4-digit postcode such as 2000",
+            Format::Cep => "an 8-digit CEP such as 01310-100",
+            Format::Pin => "a 6-digit PIN code not starting with 0, such as 110001",
+            Format::Other => "1 to 10 letters, digits, spaces or hyphens",
+        }
     }
 }
 
@@ -228,7 +265,7 @@ mod tests {
 
     #[test]
     fn formats_and_canonical_forms() {
-        let ok = |c, s, v| normalize_code(c, s, v).ok();
+        let ok = |c, s, v| Format::of(c, s).normalize(v).ok().map(String::from);
         assert_eq!(ok("US", "zip", "94105"), Some("94105".into()));
         assert_eq!(ok("US", "zip", "9410"), None);
         assert_eq!(
