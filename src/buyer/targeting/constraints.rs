@@ -149,7 +149,7 @@ fn join(base: &str, key: &str) -> String {
 }
 
 /// A list of strings, each checked (and normalised) by `check`; duplicates
-/// after normalisation are dropped. Problems go to `path[i]`.
+/// after normalisation are dropped (the first kept). Problems go to `path[i]`.
 fn strings(
     v: &List<Str>,
     path: &str,
@@ -166,35 +166,31 @@ fn strings(
         return vec![];
     }
     let mut out = Vec::with_capacity(items.len());
+    let mut seen = CodeSet::with_capacity(items.len());
     for (i, item) in items.iter().enumerate() {
         let Str::Ok(s) = item else {
             issues.add(format!("{path}[{i}]"), "must be a string");
             continue;
         };
         match check(s) {
-            Ok(code) => out.push(code),
+            Ok(code) => {
+                if seen.insert(&code) {
+                    out.push(code);
+                }
+            }
             Err(message) => issues.add(format!("{path}[{i}]"), message),
         }
     }
-    dedup(&mut out);
     out
 }
 
-/// Drops repeated strings, keeping first occurrences in order, without
-/// copying any (this runs on every code of every validation).
+/// Drops repeated codes, keeping first occurrences in order.
 fn dedup(list: &mut Vec<Code>) {
     if list.len() < 2 {
         return;
     }
-    let keep: Vec<bool> = {
-        let mut seen = CodeSet::with_capacity(list.len());
-        list.iter().map(|s| seen.insert(s)).collect()
-    };
-    if keep.iter().all(|k| *k) {
-        return;
-    }
-    let mut flags = keep.into_iter();
-    list.retain(|_| flags.next().unwrap_or(false));
+    let mut seen = CodeSet::with_capacity(list.len());
+    list.retain(|c| seen.insert(c));
 }
 
 fn country(s: &str) -> Result<Code, String> {
@@ -746,7 +742,7 @@ fn without_postal(areas: &mut Vec<PostalArea>, excluded: &[PostalArea]) {
         values.retain(|v| {
             let out = direct.is_some_and(|d| d.contains(v))
                 || coarse.is_some_and(|c| {
-                    parent((country, system, v)).is_some_and(|(_, _, p)| c.contains_str(p))
+                    parent((country, system, v)).is_some_and(|(_, _, p)| c.contains(p))
                 });
             !out
         });
@@ -884,8 +880,7 @@ impl Constraints {
         let countries_out: CodeSet = e.geo_countries_exclude.iter().collect();
         let countries_in: Option<CodeSet> = e.geo_countries.as_ref().map(|l| l.iter().collect());
         let country_ok = |c: &str| {
-            !countries_out.contains_str(c)
-                && countries_in.as_ref().is_none_or(|l| l.contains_str(c))
+            !countries_out.contains(c) && countries_in.as_ref().is_none_or(|l| l.contains(c))
         };
         e.geo_postal_areas = postal.map(|mut areas| {
             areas.retain(|a| country_ok(&a.country));

@@ -176,7 +176,8 @@ impl<'de, T: Deserialize<'de>> Deserialize<'de> for List<T> {
             }
             otherwise!(List::NotArray);
             fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<List<T>, A::Error> {
-                let mut out = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(1024));
+                // JSON text gives no length; start past the first few doublings.
+                let mut out = Vec::with_capacity(seq.size_hint().unwrap_or(16).min(1024));
                 while let Some(item) = seq.next_element()? {
                     out.push(item);
                 }
