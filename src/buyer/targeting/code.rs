@@ -1,38 +1,208 @@
 //! A targeting code (country, region, metro, postal code, language, ...)
 //! and the set that deduplicates and matches codes. A large `constraints`
-//! object carries hundreds of codes, each a few bytes: they are kept inline
-//! rather than one heap string each, and sets compare them as integers.
+//! object carries hundreds of codes, each a few bytes: a code of up to 15
+//! bytes (every valid one) is kept inline as the 16 bytes of its integer
+//! key, so it needs no allocation, sets hash it as an integer, and it is
+//! copied as two words.
 
 use std::fmt;
+use std::hash::BuildHasher;
 use std::ops::Deref;
+use std::sync::LazyLock;
 
 use foldhash::{HashSet, HashSetExt};
 use serde::{Deserialize, Serialize};
 
-/// A normalised code. A plain string underneath: an inline small-string
-/// type measured slower here (building one byte by byte and then moving it
-/// as words stalls store forwarding, and it is read back as `str` often).
-#[derive(Clone, Default, PartialEq, Eq, Hash)]
-pub struct Code(String);
+/// A normalised code.
+#[derive(Clone, PartialEq, Eq, Hash)]
+pub struct Code(Repr);
+
+// A text has exactly one representation (inline iff at most 15 bytes), so
+// the derived equality and hash are the text's.
+#[derive(Clone, PartialEq, Eq, Hash)]
+enum Repr {
+    /// The code's key as bytes (see [`key`]): its bytes, zeros, and its
+    /// length in the last byte. Built in registers from two word reads of
+    /// the text and stored whole.
+    Short(Block),
+    Long(Box<str>),
+}
+
+/// Word-aligned, so the key's two words are read where a move of a code
+/// wrote them: a read across two recent writes waits for both to retire
+/// (a store-forwarding stall, measured as most of a set insert's time).
+#[derive(Clone, PartialEq, Eq, Hash)]
+#[repr(C, align(8))]
+struct Block([u8; 16]);
+
+impl Block {
+    #[inline]
+    fn key(&self) -> u128 {
+        let lo = u64::from_le_bytes(*self.0.first_chunk::<8>().unwrap_or(&[0; 8]));
+        let hi = u64::from_le_bytes(*self.0.last_chunk::<8>().unwrap_or(&[0; 8]));
+        u128::from(lo) | (u128::from(hi) << 64)
+    }
+}
+
+const fn splat(b: u8) -> u64 {
+    0x0101_0101_0101_0101 * b as u64
+}
+
+/// The bytes of `b` (at most 15 of them) as two little-endian words, read
+/// as two overlapping loads shifted so no byte counts twice.
+#[inline(always)]
+fn words(b: &[u8]) -> Option<(u64, u64)> {
+    let n = b.len();
+    Some(match n {
+        0..=3 => (b.iter().rev().fold(0, |k, &x| (k << 8) | u64::from(x)), 0),
+        4..=7 => {
+            let head = u64::from(u32::from_le_bytes(*b.first_chunk::<4>()?));
+            let tail = u64::from(u32::from_le_bytes(*b.last_chunk::<4>()?)) >> (8 * (8 - n));
+            (head | (tail << 32), 0)
+        }
+        8..=15 => {
+            let head = u64::from_le_bytes(*b.first_chunk::<8>()?);
+            let tail = u64::from_le_bytes(*b.last_chunk::<8>()?);
+            (head, tail.checked_shr(8 * (16 - n) as u32).unwrap_or(0))
+        }
+        _ => return None,
+    })
+}
+
+#[inline(always)]
+fn pack(lo: u64, hi: u64, n: usize) -> u128 {
+    u128::from(lo) | (u128::from(hi) << 64) | ((n as u128) << 120)
+}
+
+/// `w` with the ASCII letters from `first` (`a` or `A`) on switched to the
+/// other case, eight bytes at a time; any other byte is kept.
+#[inline(always)]
+fn switch_case(w: u64, first: u8) -> u64 {
+    let low7 = w & splat(0x7f);
+    // A byte's top bit: at least `first`, at least `first + 26`; neither sum
+    // carries into the next byte.
+    let from = low7 + splat(0x80 - first);
+    let past = low7 + splat(0x80 - (first + 26));
+    let letters = from & !past & !w & splat(0x80);
+    w ^ (letters >> 2)
+}
+
+/// Whether a word has a byte below `m` (at most 0x80).
+#[inline(always)]
+fn has_below(w: u64, m: u8) -> bool {
+    w.wrapping_sub(splat(m)) & !w & splat(0x80) != 0
+}
+
+/// Whether one of the first `n` bytes of the words `(lo, hi)` is below
+/// `below` (at most 0x80) or is one of `bytes` (never `A`), eight at a time.
+#[inline(always)]
+fn has_byte(lo: u64, hi: u64, n: usize, below: u8, bytes: &[u8]) -> bool {
+    let keep = |n: usize| match n {
+        0 => 0,
+        1..=7 => (1u64 << (8 * n)) - 1,
+        _ => u64::MAX,
+    };
+    [(lo, keep(n)), (hi, keep(n.saturating_sub(8)))]
+        .into_iter()
+        .any(|(w, keep)| {
+            // Bytes past the code are made a harmless `A`.
+            let w = (w & keep) | (splat(b'A') & !keep);
+            has_below(w, below) || bytes.iter().any(|&b| has_below(w ^ splat(b), 1))
+        })
+}
+
+/// A code of at most 15 bytes as one integer: its bytes in order from the
+/// lowest, then its length in the top byte, so two codes are equal exactly
+/// when their keys are.
+pub fn key(s: &str) -> Option<u128> {
+    words(s.as_bytes()).map(|(lo, hi)| pack(lo, hi, s.len()))
+}
 
 impl Code {
+    fn inline(s: &str, case: Option<u8>) -> Option<Code> {
+        let (mut lo, mut hi) = words(s.as_bytes())?;
+        if let Some(first) = case {
+            (lo, hi) = (switch_case(lo, first), switch_case(hi, first));
+        }
+        Some(Code(Repr::Short(Block(
+            pack(lo, hi, s.len()).to_le_bytes(),
+        ))))
+    }
+
+    /// `s` in ASCII upper case, when it is at most 15 bytes with no space,
+    /// control or ASCII whitespace byte: checked on the words it is built
+    /// from, with no pass over the text.
+    #[inline]
+    pub fn upper_unspaced(s: &str) -> Option<Code> {
+        let (lo, hi) = words(s.as_bytes())?;
+        if has_byte(lo, hi, s.len(), 0x21, &[]) {
+            return None;
+        }
+        let (lo, hi) = (switch_case(lo, b'a'), switch_case(hi, b'a'));
+        Some(Code(Repr::Short(Block(
+            pack(lo, hi, s.len()).to_le_bytes(),
+        ))))
+    }
+
     pub fn new(s: &str) -> Code {
-        Code(s.to_string())
+        Code::inline(s, None).unwrap_or_else(|| Code(Repr::Long(s.into())))
     }
 
     /// `s` in ASCII upper case (every code system is ASCII; other
     /// characters are kept and fail the system's check).
+    #[inline]
     pub fn upper(s: &str) -> Code {
-        Code(s.to_ascii_uppercase())
+        Code::inline(s, Some(b'a'))
+            .unwrap_or_else(|| Code(Repr::Long(s.to_ascii_uppercase().into())))
     }
 
     /// `s` in ASCII lower case.
     pub fn lower(s: &str) -> Code {
-        Code(s.to_ascii_lowercase())
+        Code::inline(s, Some(b'A'))
+            .unwrap_or_else(|| Code(Repr::Long(s.to_ascii_lowercase().into())))
+    }
+
+    pub fn as_bytes(&self) -> &[u8] {
+        match &self.0 {
+            Repr::Short(b) => &b.0[..usize::from(b.0[15])],
+            Repr::Long(s) => s.as_bytes(),
+        }
     }
 
     pub fn as_str(&self) -> &str {
-        &self.0
+        match &self.0 {
+            // The bytes of a `str` cut at its end: always UTF-8.
+            Repr::Short(_) => std::str::from_utf8(self.as_bytes()).unwrap_or_default(),
+            Repr::Long(s) => s,
+        }
+    }
+
+    /// The key of a code of at most 15 bytes (see [`key`]), for free.
+    pub fn key(&self) -> Option<u128> {
+        match &self.0 {
+            Repr::Short(b) => Some(b.key()),
+            Repr::Long(_) => None,
+        }
+    }
+
+    /// An inline code's 16 bytes and its length, for copying as a block,
+    /// when none of its bytes is a control character or one of `special`.
+    #[inline]
+    pub fn block_without(&self, special: &[u8]) -> Option<(&[u8; 16], usize)> {
+        match &self.0 {
+            Repr::Short(b) => {
+                let n = usize::from(b.0[15]);
+                let k = b.key();
+                (!has_byte(k as u64, (k >> 64) as u64, n, 0x20, special)).then_some((&b.0, n))
+            }
+            Repr::Long(_) => None,
+        }
+    }
+}
+
+impl Default for Code {
+    fn default() -> Code {
+        Code::new("")
     }
 }
 
@@ -69,13 +239,16 @@ impl From<&str> for Code {
 
 impl From<String> for Code {
     fn from(s: String) -> Code {
-        Code(s)
+        Code::inline(&s, None).unwrap_or_else(|| Code(Repr::Long(s.into_boxed_str())))
     }
 }
 
 impl From<Code> for String {
     fn from(c: Code) -> String {
-        c.0
+        match c.0 {
+            Repr::Long(s) => s.into(),
+            Repr::Short(_) => c.as_str().to_string(),
+        }
     }
 }
 
@@ -93,77 +266,142 @@ impl fmt::Display for Code {
 
 impl PartialEq<str> for Code {
     fn eq(&self, other: &str) -> bool {
-        self.0.as_bytes() == other.as_bytes()
+        self.as_bytes() == other.as_bytes()
     }
 }
 
 impl PartialEq<&str> for Code {
     fn eq(&self, other: &&str) -> bool {
-        self.0.as_bytes() == other.as_bytes()
+        self.as_bytes() == other.as_bytes()
     }
 }
 
 impl PartialEq<String> for Code {
     fn eq(&self, other: &String) -> bool {
-        self.0.as_bytes() == other.as_bytes()
+        self.as_bytes() == other.as_bytes()
     }
 }
 
-/// A code of at most 15 bytes as one integer: its bytes in order from the
-/// lowest, then its length in the top byte, so two codes are equal exactly
-/// when their keys are.
-pub fn key(s: &str) -> Option<u128> {
-    let b = s.as_bytes();
-    let n = b.len();
-    // Read as two overlapping words, shifted so no byte counts twice: no
-    // per-byte loop, and no bytes copied out to memory and read back as a
-    // word (which stalls store forwarding).
-    let (lo, hi): (u64, u64) = match n {
-        0..=3 => (b.iter().rev().fold(0, |k, &x| (k << 8) | u64::from(x)), 0),
-        4..=7 => {
-            let head = u64::from(u32::from_le_bytes(*b.first_chunk::<4>()?));
-            let tail = u64::from(u32::from_le_bytes(*b.last_chunk::<4>()?)) >> (8 * (8 - n));
-            (head | (tail << 32), 0)
-        }
-        8..=15 => {
-            let head = u64::from_le_bytes(*b.first_chunk::<8>()?);
-            let tail = u64::from_le_bytes(*b.last_chunk::<8>()?);
-            (head, tail.checked_shr(8 * (16 - n) as u32).unwrap_or(0))
-        }
-        _ => return None,
-    };
-    Some(u128::from(lo) | (u128::from(hi) << 64) | ((n as u128) << 120))
+/// What a [`CodeSet`] holds and looks up: a code (its key is stored) or a
+/// text (its key is computed).
+pub trait Member {
+    /// The integer key, or the text of a code too long for one.
+    fn member(&self) -> Result<u128, &str>;
 }
 
-/// A set of codes: short ones (every real code) hashed as integers, any
+impl Member for Code {
+    fn member(&self) -> Result<u128, &str> {
+        match &self.0 {
+            Repr::Short(b) => Ok(b.key()),
+            Repr::Long(s) => Err(s),
+        }
+    }
+}
+
+impl Member for str {
+    fn member(&self) -> Result<u128, &str> {
+        key(self).ok_or(self)
+    }
+}
+
+/// Integer keys by open addressing: linear probing in a power-of-two table
+/// at most half full, hashed by one seeded multiply (hashbrown's general
+/// machinery measured twice the cost per insert here). Key 0, the empty
+/// code, marks a free slot, so it is kept as a flag.
+#[derive(Default)]
+struct Keys {
+    slots: Vec<u128>,
+    len: usize,
+    empty: bool,
+}
+
+/// Per-process random seeds: an outsider cannot choose colliding codes.
+static SEEDS: LazyLock<(u64, u64)> = LazyLock::new(|| {
+    let s = std::collections::hash_map::RandomState::new();
+    (s.hash_one(0u8) | 1, s.hash_one(1u8) | 1)
+});
+
+impl Keys {
+    fn with_capacity(n: usize) -> Keys {
+        Keys {
+            slots: vec![0; (2 * n).next_power_of_two().max(16)],
+            ..Keys::default()
+        }
+    }
+
+    /// Where `k` is, or the free slot where it would go.
+    fn slot(slots: &[u128], k: u128) -> usize {
+        let (a, b) = *SEEDS;
+        let m = u128::from(k as u64 ^ a) * u128::from((k >> 64) as u64 ^ b);
+        let h = (m as u64) ^ ((m >> 64) as u64);
+        let mask = slots.len() - 1;
+        let mut i = (h as usize) & mask;
+        while slots[i] != 0 && slots[i] != k {
+            i = (i + 1) & mask;
+        }
+        i
+    }
+
+    fn insert(&mut self, k: u128) -> bool {
+        if k == 0 {
+            return !std::mem::replace(&mut self.empty, true);
+        }
+        if 2 * (self.len + 1) > self.slots.len() {
+            // The table stays a power of two: `slot` masks with its length.
+            let size = (4 * (self.len + 1)).next_power_of_two().max(16);
+            let old = std::mem::replace(&mut self.slots, vec![0; size]);
+            for k in old.into_iter().filter(|&k| k != 0) {
+                let i = Keys::slot(&self.slots, k);
+                self.slots[i] = k;
+            }
+        }
+        let i = Keys::slot(&self.slots, k);
+        if self.slots[i] == k {
+            return false;
+        }
+        self.slots[i] = k;
+        self.len += 1;
+        true
+    }
+
+    fn contains(&self, k: u128) -> bool {
+        match k {
+            0 => self.empty,
+            _ if self.slots.is_empty() => false,
+            _ => self.slots[Keys::slot(&self.slots, k)] == k,
+        }
+    }
+}
+
+/// A set of codes: short ones (every real code) as integer keys, any
 /// longer one as text.
 #[derive(Default)]
 pub struct CodeSet {
-    short: HashSet<u128>,
+    short: Keys,
     long: HashSet<String>,
 }
 
 impl CodeSet {
     pub fn with_capacity(n: usize) -> CodeSet {
         CodeSet {
-            short: HashSet::with_capacity(n),
+            short: Keys::with_capacity(n),
             long: HashSet::new(),
         }
     }
 
-    /// Adds `s`; false when it was there already.
-    pub fn insert(&mut self, s: &str) -> bool {
-        match key(s) {
-            Some(k) => self.short.insert(k),
-            None if self.long.contains(s) => false,
-            None => self.long.insert(s.to_string()),
+    /// Adds `c`; false when it was there already.
+    pub fn insert<M: Member + ?Sized>(&mut self, c: &M) -> bool {
+        match c.member() {
+            Ok(k) => self.short.insert(k),
+            Err(s) if self.long.contains(s) => false,
+            Err(s) => self.long.insert(s.to_string()),
         }
     }
 
-    pub fn contains(&self, s: &str) -> bool {
-        match key(s) {
-            Some(k) => self.short.contains(&k),
-            None => self.long.contains(s),
+    pub fn contains<M: Member + ?Sized>(&self, c: &M) -> bool {
+        match c.member() {
+            Ok(k) => self.short.contains(k),
+            Err(s) => self.long.contains(s),
         }
     }
 }
@@ -214,11 +452,21 @@ mod tests {
         assert!(!set.insert(&long));
         assert!(set.contains(&Code::upper("us")) && set.contains(&long));
         assert!(!set.contains("GB") && !set.contains("a-code-longer-than-fifteeN"));
+        assert!(!set.contains("") && set.insert("") && !set.insert("") && set.contains(""));
     }
 
     #[test]
     fn a_code_reads_back_as_its_text() {
-        for text in ["", "us", "94105-1234", "K1A é"] {
+        for text in [
+            "",
+            "us",
+            "94105-1234",
+            "K1A é",
+            "sw1a 1aa",
+            "exactly-15-byte",
+            "sixteen-byte-txt",
+            "a much longer Code, é",
+        ] {
             let c = Code::new(text);
             assert_eq!(c.as_str(), text);
             assert_eq!(c, Code::from(text.to_string()));
@@ -227,5 +475,56 @@ mod tests {
             let json = serde_json::to_string(&c).unwrap();
             assert_eq!(serde_json::from_str::<Code>(&json).unwrap(), c);
         }
+    }
+
+    #[test]
+    fn case_switches_bytewise_as_std_does() {
+        // Every byte value, beside neighbours that could carry into it.
+        for b in 0..=255u8 {
+            for n in [0x00, 0x7a, 0x80, 0xff] {
+                let w = u64::from_le_bytes([n, b, n, b, b, n, 0x61, b]);
+                let bytes = w.to_le_bytes();
+                let up = u64::from_le_bytes(bytes.map(|x| x.to_ascii_uppercase()));
+                let down = u64::from_le_bytes(bytes.map(|x| x.to_ascii_lowercase()));
+                assert_eq!(switch_case(w, b'a'), up, "{b:#x} by {n:#x}");
+                assert_eq!(switch_case(w, b'A'), down, "{b:#x} by {n:#x}");
+            }
+        }
+    }
+
+    #[test]
+    fn short_codes_are_inline_and_long_ones_are_not() {
+        assert!(Code::new("123456789012345").key().is_some());
+        assert!(Code::new("1234567890123456").key().is_none());
+        assert_eq!(Code::upper("k1a 0b1").key(), key("K1A 0B1"));
+        let ec1 = Code::new("EC1");
+        let (block, n) = ec1.block_without(b"\"").unwrap();
+        assert_eq!((&block[..n], n), (&b"EC1"[..], 3));
+        assert!(Code::new("E\"C").block_without(b"\"").is_none());
+        assert!(Code::new("E\nC").block_without(b"").is_none());
+        assert!(
+            Code::new("a-code-longer-than-fifteen")
+                .block_without(b"")
+                .is_none()
+        );
+        assert_eq!(Code::upper_unspaced("sw1a"), Some(Code::new("SW1A")));
+        for spaced in ["sw1a 1aa", " m1", "m1 ", "m\t1", "m\u{1}1"] {
+            assert_eq!(Code::upper_unspaced(spaced), None, "{spaced:?}");
+        }
+        assert_eq!(Code::default().as_str(), "");
+    }
+
+    #[test]
+    fn a_set_keeps_every_code_once_as_it_grows() {
+        let codes: Vec<String> = (0..5000).map(|i| format!("{:05}", i * 7)).collect();
+        let mut set = CodeSet::with_capacity(4);
+        for c in &codes {
+            assert!(set.insert(c.as_str()), "{c}");
+        }
+        for c in &codes {
+            assert!(!set.insert(c.as_str()) && set.contains(c.as_str()), "{c}");
+        }
+        assert!(!set.contains("00001") && !set.contains("0"));
+        assert!(!CodeSet::default().contains("US"));
     }
 }

@@ -616,7 +616,7 @@ fn union(mut a: Vec<Code>, b: &[Code]) -> Vec<Code> {
     }
     let extra: Vec<Code> = {
         let seen: CodeSet = a.iter().collect();
-        b.iter().filter(|x| !seen.contains(x)).cloned().collect()
+        b.iter().filter(|x| !seen.contains(*x)).cloned().collect()
     };
     a.extend(extra);
     dedup(&mut a);

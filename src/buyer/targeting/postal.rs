@@ -60,39 +60,57 @@ pub fn legacy(system: &str) -> Option<(&'static str, &'static str)> {
         .map(|(_, c, s)| (*c, *s))
 }
 
-fn digits(s: &str, n: usize) -> bool {
-    s.len() == n && s.bytes().all(|b| b.is_ascii_digit())
+// The checks read a code's bytes (a code's text costs a UTF-8 check).
+
+fn digits(s: &[u8], n: usize) -> bool {
+    s.len() == n && s.iter().all(u8::is_ascii_digit)
+}
+
+/// `head`, `sep` and `tail`, as a code (only ever ASCII parts).
+fn joined(head: &[u8], sep: u8, tail: &[u8]) -> Code {
+    let text: String = head
+        .iter()
+        .chain(std::iter::once(&sep))
+        .chain(tail)
+        .map(|&b| char::from(b))
+        .collect();
+    Code::from(text)
 }
 
 /// `a` digits and `b` digits, with or without one hyphen between them;
 /// canonically with it (a code already canonical is kept, not copied).
 fn hyphenated(s: Code, a: usize, b: usize) -> Option<Code> {
-    let (head, tail) = match s.split_once('-') {
-        Some(parts) => parts,
-        None if s.len() == a + b => s.split_at(a),
+    let bytes = s.as_bytes();
+    let (head, tail) = match bytes.iter().position(|&c| c == b'-') {
+        Some(i) => (&bytes[..i], &bytes[i + 1..]),
+        None if bytes.len() == a + b => bytes.split_at(a),
         None => return None,
     };
     if !(digits(head, a) && digits(tail, b)) {
         return None;
     }
-    if s.len() == a + b + 1 {
+    if bytes.len() == a + b + 1 {
         return Some(s);
     }
-    Some(Code::from(format!("{head}-{tail}")))
+    Some(joined(head, b'-', tail))
 }
 
 /// A full code whose two parts pass `valid`, as `outward inward` (a code
 /// already in that form is kept, not copied).
-fn spaced(s: Code, valid: impl Fn(&str, &str) -> bool) -> Option<Code> {
-    let (outward, inward) = split_full(&s).filter(|(o, i)| valid(o, i))?;
-    if s.len() == outward.len() + 1 + inward.len() {
+fn spaced(s: Code, valid: impl Fn(&[u8], &[u8]) -> bool) -> Option<Code> {
+    let bytes = s.as_bytes();
+    let (outward, inward) = split_full(bytes).filter(|(o, i)| valid(o, i))?;
+    if bytes.len() == outward.len() + 1 + inward.len() {
         return Some(s);
     }
-    Some(Code::from(format!("{outward} {inward}")))
+    Some(joined(outward, b' ', inward))
 }
 
 /// Upper case, spaces collapsed to one, trimmed.
 fn tidy(raw: &str) -> Code {
+    if let Some(code) = Code::upper_unspaced(raw) {
+        return code;
+    }
     // One pass: no leading, trailing or double space, no other whitespace.
     let mut prev_space = true;
     let mut tidy = true;
@@ -113,8 +131,7 @@ fn tidy(raw: &str) -> Code {
 
 /// A GB outward code: area (1-2 letters), district (a digit, then an
 /// optional digit or letter), e.g. `M1`, `B33`, `SW1A`.
-fn gb_outward(s: &str) -> bool {
-    let b = s.as_bytes();
+fn gb_outward(b: &[u8]) -> bool {
     let letters = b.iter().take_while(|c| c.is_ascii_uppercase()).count();
     if !(1..=2).contains(&letters) {
         return false;
@@ -126,8 +143,7 @@ fn gb_outward(s: &str) -> bool {
 }
 
 /// A GB inward code: a digit and two letters (never C, I, K, M, O, V).
-fn gb_inward(s: &str) -> bool {
-    let b = s.as_bytes();
+fn gb_inward(b: &[u8]) -> bool {
     b.len() == 3
         && b[0].is_ascii_digit()
         && b[1..]
@@ -136,8 +152,7 @@ fn gb_inward(s: &str) -> bool {
 }
 
 /// A Canadian FSA: letter (not D F I O Q U W Z), digit, letter (not D F I O Q U).
-fn ca_fsa(s: &str) -> bool {
-    let b = s.as_bytes();
+fn ca_fsa(b: &[u8]) -> bool {
     b.len() == 3
         && b[0].is_ascii_uppercase()
         && !b"DFIOQUWZ".contains(&b[0])
@@ -147,8 +162,7 @@ fn ca_fsa(s: &str) -> bool {
 }
 
 /// A Canadian LDU: digit, letter (not D F I O Q U), digit.
-fn ca_ldu(s: &str) -> bool {
-    let b = s.as_bytes();
+fn ca_ldu(b: &[u8]) -> bool {
     b.len() == 3
         && b[0].is_ascii_digit()
         && b[1].is_ascii_uppercase()
@@ -158,13 +172,13 @@ fn ca_ldu(s: &str) -> bool {
 
 /// Splits a full code into outward and inward parts, with or without the
 /// space (the inward part is always the last three characters).
-fn split_full(s: &str) -> Option<(&str, &str)> {
-    let compact_len = s.len() - usize::from(s.contains(' '));
-    if compact_len < 5 {
+fn split_full(s: &[u8]) -> Option<(&[u8], &[u8])> {
+    let space = s.iter().position(|&c| c == b' ');
+    if s.len() - usize::from(space.is_some()) < 5 {
         return None;
     }
-    match s.split_once(' ') {
-        Some((a, b)) => Some((a, b)),
+    match space {
+        Some(i) => Some((&s[..i], &s[i + 1..])),
         None => Some(s.split_at(s.len() - 3)),
     }
 }
@@ -215,25 +229,26 @@ impl Format {
     /// looks like.
     pub fn normalize(self, raw: &str) -> Result<Code, String> {
         let s = tidy(raw);
+        let b = s.as_bytes();
         // Every format is ASCII; checking first keeps the byte slicing below safe.
-        if !s.is_ascii() {
+        if !b.is_ascii() {
             return Err(format!("must be {}", self.expected()));
         }
         let ok = match self {
-            Format::Zip | Format::PlzDe | Format::CodePostal => digits(&s, 5).then_some(s),
-            Format::Plz4 | Format::Postcode => digits(&s, 4).then_some(s),
+            Format::Zip | Format::PlzDe | Format::CodePostal => digits(b, 5).then_some(s),
+            Format::Plz4 | Format::Postcode => digits(b, 4).then_some(s),
             Format::ZipPlusFour => hyphenated(s, 5, 4),
-            Format::GbOutward => gb_outward(&s).then_some(s),
-            Format::GbFull => spaced(s, |o, i| (gb_outward(o) || o == "GIR") && gb_inward(i)),
-            Format::CaFsa => ca_fsa(&s).then_some(s),
+            Format::GbOutward => gb_outward(b).then_some(s),
+            Format::GbFull => spaced(s, |o, i| (gb_outward(o) || o == b"GIR") && gb_inward(i)),
+            Format::CaFsa => ca_fsa(b).then_some(s),
             Format::CaFull => spaced(s, |f, l| ca_fsa(f) && ca_ldu(l)),
             Format::Cep => hyphenated(s, 5, 3),
-            Format::Pin => (digits(&s, 6) && !s.starts_with('0')).then_some(s),
-            Format::Other => (!s.is_empty()
-                && s.len() <= 10
-                && s.bytes().any(|b| b.is_ascii_alphanumeric())
-                && s.bytes()
-                    .all(|b| b.is_ascii_alphanumeric() || b == b' ' || b == b'-'))
+            Format::Pin => (digits(b, 6) && b[0] != b'0').then_some(s),
+            Format::Other => (!b.is_empty()
+                && b.len() <= 10
+                && b.iter().any(u8::is_ascii_alphanumeric)
+                && b.iter()
+                    .all(|c| c.is_ascii_alphanumeric() || *c == b' ' || *c == b'-'))
             .then_some(s),
         };
         ok.ok_or_else(|| format!("must be {}", self.expected()))
