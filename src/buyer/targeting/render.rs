@@ -23,6 +23,21 @@ fn string(out: &mut Out, s: &str) -> serde_json::Result<()> {
     }
 }
 
+fn code(out: &mut Out, c: &Code) -> serde_json::Result<()> {
+    match c.block_without(b"\"\\") {
+        Some((block, n)) => {
+            // The whole block in one copy, then cut to the code's length.
+            let at = out.len();
+            out.push(b'"');
+            out.extend_from_slice(block);
+            out.truncate(at + 1 + n);
+            out.push(b'"');
+            Ok(())
+        }
+        _ => string(out, c),
+    }
+}
+
 fn key(out: &mut Out, first: &mut bool, k: &str) {
     if !std::mem::take(first) {
         out.push(b',');
@@ -38,52 +53,76 @@ fn codes(out: &mut Out, list: &[Code]) -> serde_json::Result<()> {
         if i > 0 {
             out.push(b',');
         }
-        string(out, c)?;
+        code(out, c)?;
     }
     out.push(b']');
     Ok(())
+}
+
+/// The fields of an area: `country` (postal areas only), `system`, `values`.
+type Fields<A> = fn(&A) -> (Option<&str>, &str, &[Code]);
+
+/// One area's object; where its text lies.
+fn area(
+    out: &mut Out,
+    (country, system, values): (Option<&str>, &str, &[Code]),
+) -> serde_json::Result<Span> {
+    let start = out.len();
+    out.push(b'{');
+    if let Some(country) = country {
+        out.extend_from_slice(b"\"country\":");
+        string(out, country)?;
+        out.push(b',');
+    }
+    out.extend_from_slice(b"\"system\":");
+    string(out, system)?;
+    out.extend_from_slice(b",\"values\":");
+    codes(out, values)?;
+    out.push(b'}');
+    Ok(Span {
+        start,
+        end: out.len(),
+        codes: values.len(),
+    })
 }
 
 fn areas<A>(
     out: &mut Out,
     list: &[A],
-    fields: impl Fn(&A) -> (Option<&str>, &str, &[Code]),
+    fields: Fields<A>,
+    mut written: impl FnMut(Option<&str>, &str, Span),
 ) -> serde_json::Result<()> {
     out.push(b'[');
-    for (i, area) in list.iter().enumerate() {
+    for (i, a) in list.iter().enumerate() {
         if i > 0 {
             out.push(b',');
         }
-        let (country, system, values) = fields(area);
-        out.push(b'{');
-        if let Some(country) = country {
-            out.extend_from_slice(b"\"country\":");
-            string(out, country)?;
-            out.push(b',');
-        }
-        out.extend_from_slice(b"\"system\":");
-        string(out, system)?;
-        out.extend_from_slice(b",\"values\":");
-        codes(out, values)?;
-        out.push(b'}');
+        let f = fields(a);
+        let span = area(out, f)?;
+        written(f.0, f.1, span);
     }
     out.push(b']');
     Ok(())
 }
 
-fn part(out: &mut Out, p: Part) -> serde_json::Result<()> {
+fn metro(a: &MetroArea) -> (Option<&str>, &str, &[Code]) {
+    (None, &a.system, &a.values)
+}
+
+fn postal(a: &PostalArea) -> (Option<&str>, &str, &[Code]) {
+    (Some(&a.country), &a.system, &a.values)
+}
+
+/// Writes `p`, telling `written` where each area's text lies.
+fn part(
+    out: &mut Out,
+    p: Part,
+    written: impl FnMut(Option<&str>, &str, Span),
+) -> serde_json::Result<()> {
     match p {
         Part::Codes(l) => codes(out, l),
-        Part::Metros(l) => areas(out, l, |a: &MetroArea| {
-            (None, a.system.as_str(), a.values.as_slice())
-        }),
-        Part::Postal(l) => areas(out, l, |a: &PostalArea| {
-            (
-                Some(a.country.as_str()),
-                a.system.as_str(),
-                a.values.as_slice(),
-            )
-        }),
+        Part::Metros(l) => areas(out, l, metro, written),
+        Part::Postal(l) => areas(out, l, postal, written),
     }
 }
 
@@ -92,6 +131,15 @@ fn part(out: &mut Out, p: Part) -> serde_json::Result<()> {
 pub struct Written {
     json: Vec<u8>,
     lists: [Option<Span>; 13],
+    /// Each area of the metro and postal lists: its list, key and text.
+    areas: Vec<AreaSpan>,
+}
+
+struct AreaSpan {
+    list: usize,
+    country: Option<String>,
+    system: String,
+    span: Span,
 }
 
 #[derive(Clone, Copy)]
@@ -116,6 +164,7 @@ pub fn constraints(c: &Constraints) -> serde_json::Result<Written> {
     let codes: usize = parts.iter().map(|(_, p)| count(*p)).sum();
     let mut out = Vec::with_capacity(256 + codes * 12);
     let mut lists = [None; 13];
+    let mut areas = Vec::new();
     let mut first = true;
     out.push(b'{');
     for (i, (name, p)) in parts.into_iter().enumerate() {
@@ -124,7 +173,14 @@ pub fn constraints(c: &Constraints) -> serde_json::Result<Written> {
         }
         key(&mut out, &mut first, name);
         let start = out.len();
-        part(&mut out, p)?;
+        part(&mut out, p, |country, system, span| {
+            areas.push(AreaSpan {
+                list: i,
+                country: country.map(str::to_string),
+                system: system.to_string(),
+                span,
+            })
+        })?;
         lists[i] = Some(Span {
             start,
             end: out.len(),
@@ -132,7 +188,11 @@ pub fn constraints(c: &Constraints) -> serde_json::Result<Written> {
         });
     }
     out.push(b'}');
-    Ok(Written { json: out, lists })
+    Ok(Written {
+        json: out,
+        lists,
+        areas,
+    })
 }
 
 impl std::fmt::Debug for Written {
@@ -149,6 +209,48 @@ impl serde::Serialize for Written {
         let raw: &serde_json::value::RawValue =
             serde_json::from_slice(&self.json).map_err(S::Error::custom)?;
         raw.serialize(s)
+    }
+}
+
+impl Written {
+    fn copy(&self, out: &mut Out, span: Span) {
+        out.extend_from_slice(&self.json[span.start..span.end]);
+    }
+
+    /// Writes the effective areas of list `list`, copying each whose
+    /// normalised area kept all of its codes. Effective areas come in the
+    /// order of the normalised ones (some dropped), so one forward walk
+    /// finds them.
+    fn areas<A>(
+        &self,
+        out: &mut Out,
+        list: usize,
+        areas: &[A],
+        fields: Fields<A>,
+    ) -> serde_json::Result<()> {
+        let mut from = self.areas.partition_point(|a| a.list < list);
+        out.push(b'[');
+        for (i, a) in areas.iter().enumerate() {
+            if i > 0 {
+                out.push(b',');
+            }
+            let f @ (country, system, values) = fields(a);
+            let found = self.areas[from..]
+                .iter()
+                .take_while(|a| a.list == list)
+                .position(|a| a.country.as_deref() == country && a.system == system);
+            match found.map(|k| from + k) {
+                Some(k) if self.areas[k].span.codes == values.len() => {
+                    self.copy(out, self.areas[k].span);
+                    from = k + 1;
+                }
+                _ => {
+                    area(out, f)?;
+                }
+            }
+        }
+        out.push(b']');
+        Ok(())
     }
 }
 
@@ -170,11 +272,11 @@ pub fn validation(v: &TargetingValidation) -> serde_json::Result<Vec<u8>> {
         // Without a package, each effective list is its normalised list
         // with some codes taken out, order kept: as many codes means the
         // same list, whose text is copied.
-        match written.lists[i] {
-            Some(span) if span.codes == count(p) => {
-                out.extend_from_slice(&written.json[span.start..span.end])
-            }
-            _ => part(&mut out, p)?,
+        match (written.lists[i], p) {
+            (Some(span), _) if span.codes == count(p) => written.copy(&mut out, span),
+            (_, Part::Metros(l)) => written.areas(&mut out, i, l, metro)?,
+            (_, Part::Postal(l)) => written.areas(&mut out, i, l, postal)?,
+            (_, Part::Codes(l)) => codes(&mut out, l)?,
         }
     }
     if !v.effective.unsatisfiable.is_empty() {
