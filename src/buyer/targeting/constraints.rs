@@ -140,12 +140,19 @@ pub struct Constraints {
     pub device_platform: Vec<Code>,
 }
 
+// Paths are built by concatenation: one is built for every area of every
+// validation, and `format!` measured several times the cost.
 fn join(base: &str, key: &str) -> String {
     if base.is_empty() {
         key.to_string()
     } else {
-        format!("{base}.{key}")
+        [base, ".", key].concat()
     }
+}
+
+/// `path[i]`.
+fn index(path: &str, i: usize) -> String {
+    [path, "[", itoa::Buffer::new().format(i), "]"].concat()
 }
 
 /// A list of strings, each checked (and normalised) by `check`; duplicates
@@ -169,7 +176,7 @@ fn strings(
     let mut seen = CodeSet::with_capacity(items.len());
     for (i, item) in items.iter().enumerate() {
         let Str::Ok(s) = item else {
-            issues.add(format!("{path}[{i}]"), "must be a string");
+            issues.add(index(path, i), "must be a string");
             continue;
         };
         match check(s) {
@@ -178,7 +185,7 @@ fn strings(
                     out.push(code);
                 }
             }
-            Err(message) => issues.add(format!("{path}[{i}]"), message),
+            Err(message) => issues.add(index(path, i), message),
         }
     }
     out
@@ -261,7 +268,7 @@ fn area_values(
     issues: &mut Issues,
     check: impl Fn(&str) -> Result<Code, String>,
 ) -> Vec<Code> {
-    let path = format!("{path}.values");
+    let path = join(path, "values");
     match &obj.values {
         None => {
             issues.add(path, "required");
@@ -327,7 +334,7 @@ impl AsMut<Vec<Code>> for PostalArea {
 fn metros(v: &List<Area>, path: &str, issues: &mut Issues) -> Vec<MetroArea> {
     let mut out: Vec<MetroArea> = Vec::new();
     for (i, item) in area_items(v, path, issues).iter().enumerate() {
-        let at = format!("{path}[{i}]");
+        let at = index(path, i);
         let Some(obj) = area_object(item, &at, &["system", "values"], issues) else {
             continue;
         };
@@ -373,7 +380,7 @@ fn metros(v: &List<Area>, path: &str, issues: &mut Issues) -> Vec<MetroArea> {
 fn postal_areas(v: &List<Area>, path: &str, issues: &mut Issues) -> Vec<PostalArea> {
     let mut out: Vec<PostalArea> = Vec::new();
     for (i, item) in area_items(v, path, issues).iter().enumerate() {
-        let at = format!("{path}[{i}]");
+        let at = index(path, i);
         let Some(obj) = area_object(item, &at, &["country", "system", "values"], issues) else {
             continue;
         };

@@ -8,6 +8,8 @@
 
 use std::sync::LazyLock;
 
+use super::code::key;
+
 /// The dimensions that can be listed and resolved by name.
 pub const SYSTEMS: &[&str] = &["nielsen_dma", "countries", "regions", "languages"];
 
@@ -26,32 +28,51 @@ pub struct Entry {
     pub(crate) parts: Vec<String>,
 }
 
-/// A vocabulary: entries sorted by code, with a code index.
+/// A vocabulary: entries sorted by code, with a code index. Codes are
+/// indexed by their integer key (`code::key`: every vocabulary code is
+/// short), so a lookup hashes and compares one integer, not text.
 #[derive(Debug)]
 pub struct Vocab {
     pub entries: Vec<Entry>,
-    by_code: foldhash::HashMap<&'static str, usize>,
+    by_key: foldhash::HashMap<u128, usize>,
+    /// Codes too long for a key (none today; kept so no entry is lost).
+    by_text: foldhash::HashMap<&'static str, usize>,
 }
 
 impl Vocab {
     fn new(mut entries: Vec<Entry>) -> Vocab {
         entries.sort_by(|a, b| a.code.cmp(b.code));
         entries.dedup_by(|a, b| a.code == b.code);
-        let by_code = entries
-            .iter()
-            .enumerate()
-            .map(|(i, e)| (e.code, i))
-            .collect();
-        Vocab { entries, by_code }
+        let mut by_key = foldhash::HashMap::default();
+        let mut by_text = foldhash::HashMap::default();
+        for (i, e) in entries.iter().enumerate() {
+            match key(e.code) {
+                Some(k) => by_key.insert(k, i),
+                None => by_text.insert(e.code, i),
+            };
+        }
+        Vocab {
+            entries,
+            by_key,
+            by_text,
+        }
+    }
+
+    fn index(&self, code: &str) -> Option<usize> {
+        match key(code) {
+            Some(k) => self.by_key.get(&k),
+            None => self.by_text.get(code),
+        }
+        .copied()
     }
 
     /// The entry of an exact (canonical-case) code.
     pub fn get(&self, code: &str) -> Option<&Entry> {
-        self.by_code.get(code).map(|&i| &self.entries[i])
+        self.index(code).map(|i| &self.entries[i])
     }
 
     pub fn contains(&self, code: &str) -> bool {
-        self.by_code.contains_key(code)
+        self.index(code).is_some()
     }
 }
 
@@ -295,6 +316,14 @@ mod tests {
         assert_eq!(REGIONS.get("US-CA").unwrap().country, Some("US"));
         assert!(LANGUAGES.entries.len() >= 180);
         assert!(is_language("en") && is_language("fr") && !is_language("xx"));
+        // Every entry is found by its own code, by integer key.
+        for v in [&*DMA, &*COUNTRIES, &*REGIONS, &*LANGUAGES] {
+            assert!(v.by_text.is_empty());
+            for e in &v.entries {
+                assert_eq!(v.get(e.code).map(|f| f.code), Some(e.code));
+            }
+        }
+        assert!(!is_country("") && !is_country("a-code-longer-than-fifteen"));
     }
 
     #[test]
