@@ -648,13 +648,24 @@ async fn preview_writes_nothing_unless_saved_and_execute_records_pending_jobs_on
     assert_eq!(res.data()["plan"]["summary"]["activate"], 3);
     assert_eq!(footprint(&app).await, before);
 
-    // Execute: one pending job; again: the same job, nothing new.
-    let res = app.post(&execute, &t.key, &json!({})).await;
+    // An unknown planId is not found, and writes nothing.
+    let res = app
+        .post(&execute, &t.key, &json!({"planId": "plan_unknown"}))
+        .await;
+    assert_eq!(res.status, 404, "{}", res.body);
+    assert_eq!(res.body["error"]["code"], "NOT_FOUND");
+    assert_eq!(footprint(&app).await, before);
+
+    // Execute the saved plan: one pending job; again: the same job, nothing new.
+    let res = app
+        .post(&execute, &t.key, &json!({"planId": plan_id}))
+        .await;
     assert_eq!(res.status, 200, "{}", res.body);
     let job = res.data()["jobId"].as_str().unwrap().to_string();
     assert_eq!(res.data()["status"], "pending");
     assert_eq!(res.data()["created"], true);
     assert_eq!(res.data()["plan"]["toVersion"], 1);
+    assert_eq!(res.data()["plan"]["planId"], plan_id.as_str());
     let after_first = footprint(&app).await;
     let again = app
         .request(actix_web::http::Method::POST, &execute, Some(&t.key), None)
@@ -697,6 +708,18 @@ async fn preview_writes_nothing_unless_saved_and_execute_records_pending_jobs_on
     assert_eq!(res.data()["update"], json!(["b"]));
     assert_eq!(res.data()["deactivate"], json!(["c"]));
     assert_eq!(res.data()["summary"]["unchanged"], 1);
+    // The plan saved for version 1 is stale now: refused, nothing written.
+    let before = footprint(&app).await;
+    let res = app
+        .post(&execute, &t.key, &json!({"planId": plan_id}))
+        .await;
+    assert_eq!(res.status, 409, "{}", res.body);
+    assert_eq!(res.body["error"]["details"]["reason"], "plan_stale");
+    assert_eq!(
+        res.body["error"]["details"]["current"],
+        json!({"fromVersion": 1, "toVersion": 2})
+    );
+    assert_eq!(footprint(&app).await, before);
     let empty = json!({});
     let (r1, r2) = futures_util::join!(
         app.post(&execute, &t.key, &empty),

@@ -108,6 +108,10 @@ pub struct PreviewIn {
 pub struct ExecuteIn {
     /// Compute what would be executed and write nothing.
     pub dry_run: Option<bool>,
+    /// Execute this saved plan (`plan_…`, from a preview with `save: true`),
+    /// and only while the catalog is still where the plan was computed:
+    /// otherwise 409 `CONFLICT` with `details.reason: "plan_stale"`.
+    pub plan_id: Option<String>,
 }
 
 /// Where a catalog's items come from.

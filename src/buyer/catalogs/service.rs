@@ -346,7 +346,7 @@ pub async fn refresh_catalog(
     txn.commit().await?;
     drop(turn);
     let activation = if body.execute_activation.unwrap_or(false) && sync.version.is_some() {
-        Some(execute(ctx, caller, &adv.id, &id, false).await?)
+        Some(execute(ctx, caller, &adv.id, &id, false, None).await?)
     } else {
         None
     };
@@ -513,7 +513,65 @@ pub async fn execute_plan(
 ) -> Result<ExecutionOut, ApiError> {
     let id = model::catalog_id(catalog_id, "catalogId")?;
     let adv = advertiser_of(&ctx.db, caller, advertiser).await?;
-    execute(ctx, caller, &adv.id, &id, body.dry_run.unwrap_or(false)).await
+    let saved = match &body.plan_id {
+        Some(plan_id) => Some(saved_plan_of(&ctx.db, caller, &adv.id, &id, plan_id).await?),
+        None => None,
+    };
+    let mut out = execute(
+        ctx,
+        caller,
+        &adv.id,
+        &id,
+        body.dry_run.unwrap_or(false),
+        saved.as_ref(),
+    )
+    .await?;
+    if let Some(p) = saved {
+        out.plan.plan_id = Some(p.id);
+    }
+    Ok(out)
+}
+
+/// A saved plan of the caller's catalog; any other is not found.
+async fn saved_plan_of(
+    db: &impl ConnectionTrait,
+    caller: &CallerInfo,
+    advertiser: &str,
+    catalog_id: &str,
+    plan_id: &str,
+) -> Result<saved_plan::Model, ApiError> {
+    // The catalog first: it is what ties the plan to the advertiser.
+    catalog_of(db, caller, advertiser, catalog_id).await?;
+    saved_plan::Entity::find_by_id(plan_id)
+        .filter(saved_plan::Column::AccountId.eq(caller.account_id()))
+        .filter(saved_plan::Column::CatalogId.eq(catalog_id))
+        .one(db)
+        .await?
+        .ok_or_else(|| ApiError::not_found("activation plan"))
+}
+
+/// Whether the versions about to be executed are the saved plan's: a plan
+/// saved before the catalog moved on (a newer sync, another execution) is
+/// refused rather than silently replaced by a different one.
+fn still_planned(
+    saved: Option<&saved_plan::Model>,
+    from: Option<i32>,
+    to: i32,
+) -> Result<(), ApiError> {
+    match saved {
+        Some(p) if (p.from_version, p.to_version) != (from, to) => Err(ApiError::Conflict {
+            message: format!(
+                "the catalog has changed since plan {} was saved; preview and save a new plan",
+                p.id
+            ),
+            details: Some(json!({
+                "reason": "plan_stale",
+                "planned": { "fromVersion": p.from_version, "toVersion": p.to_version },
+                "current": { "fromVersion": from, "toVersion": to },
+            })),
+        }),
+        _ => Ok(()),
+    }
 }
 
 /// Records the latest version's plan as one `pending` job and marks the
@@ -525,20 +583,24 @@ async fn execute(
     advertiser: &str,
     id: &str,
     dry_run: bool,
+    saved: Option<&saved_plan::Model>,
 ) -> Result<ExecutionOut, ApiError> {
     let row = catalog_of(&ctx.db, caller, advertiser, id).await?;
     if let Some(v) = row.latest_version
         && let Some(j) = job_for(&ctx.db, caller, id, v).await?
     {
+        still_planned(saved, j.from_version, j.version)?;
         return execution(j, dry_run);
     }
     if dry_run {
+        let planned = plan(&ctx.db, &row).await?;
+        still_planned(saved, planned.from_version, planned.to_version)?;
         return Ok(ExecutionOut {
             job_id: None,
             status: None,
             dry_run: true,
             created: false,
-            plan: plan(&ctx.db, &row).await?,
+            plan: planned,
         });
     }
     // SQLite's writers take turns (see `db::WriteGate`).
@@ -550,10 +612,15 @@ async fn execute(
         && let Some(j) = job_for(&txn, caller, id, v).await?
     {
         txn.rollback().await?;
+        still_planned(saved, j.from_version, j.version)?;
         return execution(j, false);
     }
     let before = snapshot(&row)?;
     let planned = plan(&txn, &row).await?;
+    if let Err(e) = still_planned(saved, planned.from_version, planned.to_version) {
+        txn.rollback().await?;
+        return Err(e);
+    }
     let job_id = format!("cjob_{}", uuid::Uuid::new_v4().simple());
     let inserted = job::Entity::insert(job::ActiveModel {
         id: Set(job_id.clone()),
