@@ -514,7 +514,7 @@ pub async fn execute_plan(
     let id = model::catalog_id(catalog_id, "catalogId")?;
     let adv = advertiser_of(&ctx.db, caller, advertiser).await?;
     let saved = match &body.plan_id {
-        Some(plan_id) => Some(saved_plan_of(&ctx.db, caller, &adv.id, &id, plan_id).await?),
+        Some(plan_id) => Some(saved_plan_of(&ctx.db, caller, &id, plan_id).await?),
         None => None,
     };
     let mut out = execute(
@@ -532,16 +532,15 @@ pub async fn execute_plan(
     Ok(out)
 }
 
-/// A saved plan of the caller's catalog; any other is not found.
+/// A saved plan of the caller's catalog; any other is not found. (`execute`
+/// then reads the catalog under the advertiser, which refuses a catalog of
+/// another advertiser.)
 async fn saved_plan_of(
     db: &impl ConnectionTrait,
     caller: &CallerInfo,
-    advertiser: &str,
     catalog_id: &str,
     plan_id: &str,
 ) -> Result<saved_plan::Model, ApiError> {
-    // The catalog first: it is what ties the plan to the advertiser.
-    catalog_of(db, caller, advertiser, catalog_id).await?;
     saved_plan::Entity::find_by_id(plan_id)
         .filter(saved_plan::Column::AccountId.eq(caller.account_id()))
         .filter(saved_plan::Column::CatalogId.eq(catalog_id))
