@@ -476,6 +476,55 @@ async fn validation_returns_the_effective_targeting() {
     assert!(e.get("channels").is_none(), "unrestricted: {e}");
 }
 
+/// The usual body is read by the direct reader; one with an escape, odd
+/// spacing or an unknown key goes through serde. Both give one answer.
+#[actix_web::test]
+async fn plain_escaped_and_spaced_bodies_are_read_alike() {
+    let app = spawn_app().await;
+    let t = app.tenant().await;
+    let plain = r#"{"constraints":{"geo_countries":["US","ca"],"geo_metros":[{"system":"nielsen_dma","values":["501","803"]}],"geo_postal_areas":[{"country":"US","system":"zip","values":["94105","10001"]}],"language":["en"]}}"#;
+    let escaped = plain
+        .replace(r#""US""#, r#""\u0055S""#)
+        .replace("94105", r"9410\u0035");
+    let spaced = plain.replace(',', " ,\n\t").replace(':', " : ");
+    let mut answers = vec![];
+    for body in [plain.to_string(), escaped, spaced] {
+        let res = app
+            .send_raw(
+                Method::POST,
+                VALIDATE,
+                Some(&t.key),
+                Some("application/json"),
+                body.clone().into_bytes(),
+            )
+            .await;
+        assert_eq!(res.status, 200, "{body} -> {}", res.body);
+        answers.push(res.data().clone());
+    }
+    assert_eq!(
+        answers[0]["constraints"]["geo_countries"],
+        json!(["US", "CA"])
+    );
+    assert_eq!(answers[0], answers[1]);
+    assert_eq!(answers[0], answers[2]);
+    // A wrong shape deep inside is still reported at its path.
+    let wrong = plain.replace(r#"["501","803"]"#, r#"["501",803]"#);
+    let res = app
+        .send_raw(
+            Method::POST,
+            VALIDATE,
+            Some(&t.key),
+            Some("application/json"),
+            wrong.into_bytes(),
+        )
+        .await;
+    res.assert_error(400, "VALIDATION_ERROR");
+    assert_eq!(
+        res.body["error"]["details"]["issues"][0]["path"],
+        json!("constraints.geo_metros[0].values[1]")
+    );
+}
+
 async fn resolve(app: &TestApp, t: &Tenant, system: &str, q: &str) -> Resp {
     let q: String = url::form_urlencoded::byte_serialize(q.as_bytes()).collect();
     app.get(&dims(system, &format!("resolve?q={q}")), &t.key)

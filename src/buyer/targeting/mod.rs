@@ -9,6 +9,7 @@ pub mod operations;
 pub mod postal;
 pub mod raw;
 pub mod render;
+pub mod scan;
 pub mod vocab;
 
 pub use code::Code;

@@ -9,8 +9,8 @@ use super::constraints::{
     Constraints, EffectiveTargeting, MetroLabel, check_constraints, metro_labels,
 };
 use super::raw::Raw;
-use super::render;
 use super::vocab::{self, SYSTEMS};
+use super::{render, scan};
 use crate::auth::CallerInfo;
 use crate::error::{ApiError, Issues};
 use crate::http::{Envelope, ErrorEnvelope, ListEnvelope};
@@ -313,7 +313,15 @@ impl Operation for ValidateTargeting {
         input: Input<Self>,
     ) -> Result<TargetingValidation, ApiError> {
         let names = input.query.0.parse()?;
-        let wire: ValidateTargetingIn = input.body.parse()?;
+        // The usual shape is read directly; anything else through serde,
+        // which reports each problem at its path.
+        let scanned = std::str::from_utf8(&input.body.0)
+            .ok()
+            .and_then(|text| scan::wrapped(text, "constraints"));
+        let wire = match scanned {
+            Some(constraints) => ValidateTargetingIn { constraints },
+            None => input.body.parse()?,
+        };
         let mut issues = Issues::default();
         let Some(constraints) = check_constraints(&wire.constraints, "constraints", &mut issues)
         else {

@@ -67,7 +67,7 @@ impl<'a> Raw<'a> {
 }
 
 /// Keys whose values are area lists; every other known key is a string list.
-const AREA_KEYS: &[&str] = &[
+pub(super) const AREA_KEYS: &[&str] = &[
     "geo_metros",
     "geo_metros_exclude",
     "geo_postal_areas",

@@ -1,0 +1,219 @@
+//! A direct reader for the usual shape of a `validate_targeting` body:
+//! `{"constraints": {...}}` whose known keys hold arrays of plain strings
+//! or of area objects, with no escapes. It builds the same [`Raw`] that
+//! serde's reader builds, borrowing every string, in one pass over the
+//! bytes; serde's per-element visitors measured several times its cost on
+//! hundreds of short codes. Anything else (an escape, a wrong shape, an
+//! unknown key, malformed JSON) makes it give up, and the caller reads the
+//! body through serde, which reports each problem at its path.
+
+use std::borrow::Cow;
+
+use super::constraints::FIELDS;
+use super::raw::{AREA_KEYS, Area, AreaObj, Field, List, Raw, Str};
+
+/// The constraints under `key`, the only member of the object that is the
+/// whole of `text`; `None` when the text is not of the usual shape.
+pub fn wrapped<'a>(text: &'a str, key: &str) -> Option<Raw<'a>> {
+    let mut s = Scan { text, i: 0 };
+    let mut out = None;
+    s.object(|s, k| {
+        // Another key, or the key twice, is serde's to report.
+        if k != key || out.is_some() {
+            return None;
+        }
+        out = Some(s.constraints()?);
+        Some(())
+    })?;
+    s.ws();
+    (s.i == text.len()).then_some(())?;
+    out
+}
+
+struct Scan<'a> {
+    text: &'a str,
+    i: usize,
+}
+
+impl<'a> Scan<'a> {
+    fn ws(&mut self) {
+        let b = self.text.as_bytes();
+        while let Some(b' ' | b'\n' | b'\r' | b'\t') = b.get(self.i) {
+            self.i += 1;
+        }
+    }
+
+    /// Skips whitespace, then `c` if it comes next.
+    fn eat(&mut self, c: u8) -> bool {
+        self.ws();
+        let hit = self.text.as_bytes().get(self.i) == Some(&c);
+        self.i += usize::from(hit);
+        hit
+    }
+
+    /// A string with no escape (and no raw control character, which JSON
+    /// forbids), borrowed.
+    fn string(&mut self) -> Option<&'a str> {
+        if !self.eat(b'"') {
+            return None;
+        }
+        let b = self.text.as_bytes();
+        let start = self.i;
+        loop {
+            match *b.get(self.i)? {
+                b'"' => break,
+                b'\\' | 0..0x20 => return None,
+                _ => self.i += 1,
+            }
+        }
+        // Both ends sit next to an ASCII quote: character boundaries.
+        let s = self.text.get(start..self.i)?;
+        self.i += 1;
+        Some(s)
+    }
+
+    /// `[item, ...]`.
+    fn array<T>(&mut self, mut item: impl FnMut(&mut Self) -> Option<T>) -> Option<Vec<T>> {
+        if !self.eat(b'[') {
+            return None;
+        }
+        // The capacity serde's reader starts with (JSON gives no length).
+        let mut out = Vec::with_capacity(16);
+        if self.eat(b']') {
+            return Some(out);
+        }
+        loop {
+            out.push(item(self)?);
+            if !self.eat(b',') {
+                return self.eat(b']').then_some(out);
+            }
+        }
+    }
+
+    /// `{"key": value, ...}`, each value read by `member`.
+    fn object(&mut self, mut member: impl FnMut(&mut Self, &'a str) -> Option<()>) -> Option<()> {
+        if !self.eat(b'{') {
+            return None;
+        }
+        if self.eat(b'}') {
+            return Some(());
+        }
+        loop {
+            let k = self.string()?;
+            if !self.eat(b':') {
+                return None;
+            }
+            member(self, k)?;
+            if !self.eat(b',') {
+                return self.eat(b'}').then_some(());
+            }
+        }
+    }
+
+    fn strings(&mut self) -> Option<List<Str<'a>>> {
+        self.array(|s| s.string().map(|v| Str::Ok(Cow::Borrowed(v))))
+            .map(List::Ok)
+    }
+
+    fn area(&mut self) -> Option<Area<'a>> {
+        let mut obj = AreaObj::default();
+        let text = |s: &mut Self| s.string().map(|v| Some(Str::Ok(Cow::Borrowed(v))));
+        self.object(|s, k| {
+            match k {
+                "country" => obj.country = text(s)?,
+                "system" => obj.system = text(s)?,
+                "values" => obj.values = Some(s.strings()?),
+                _ => return None,
+            }
+            Some(())
+        })?;
+        Some(Area::Obj(obj))
+    }
+
+    fn constraints(&mut self) -> Option<Raw<'a>> {
+        let mut fields = Vec::new();
+        self.object(|s, k| {
+            let field = if AREA_KEYS.contains(&k) {
+                Field::Areas(List::Ok(s.array(Self::area)?))
+            } else if FIELDS.contains(&k) {
+                Field::Strings(s.strings()?)
+            } else {
+                return None;
+            };
+            fields.push((Cow::Borrowed(k), field));
+            Some(())
+        })?;
+        Some(Raw::Obj(fields))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use serde::Deserialize;
+
+    use super::*;
+
+    #[derive(Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct Body<'a> {
+        #[serde(borrow)]
+        constraints: Raw<'a>,
+    }
+
+    /// What serde's reader makes of `text`, as text; `None` if it fails.
+    fn by_serde(text: &str) -> Option<String> {
+        serde_json::from_str::<Body>(text)
+            .ok()
+            .map(|b| format!("{:?}", b.constraints))
+    }
+
+    #[test]
+    fn reads_the_usual_shape_exactly_as_serde_does() {
+        for text in [
+            r#"{"constraints":{}}"#,
+            " \n{ \"constraints\" :\t{ \"geo_countries\" : [ \"US\" , \"gb\" ] } } \r\n",
+            r#"{"constraints":{"geo_countries":[],"language":["en","é"],"channels":["display"]}}"#,
+            r#"{"constraints":{"geo_metros":[{"system":"nielsen_dma","values":["501","803"]}],
+                "geo_postal_areas":[{"country":"US","system":"zip","values":["94105"]},{}],
+                "geo_postal_areas_exclude":[{"system":"gb_outward","values":[]}],
+                "geo_countries":["US"],"geo_countries":["CA"],"countries":["FR"]}}"#,
+            r#"{"constraints":{"geo_metros":[],"device_type":["ctv"],"device_type_exclude":[""]}}"#,
+        ] {
+            let scanned = wrapped(text, "constraints").map(|r| format!("{r:?}"));
+            assert!(scanned.is_some(), "{text}");
+            assert_eq!(scanned, by_serde(text), "{text}");
+        }
+    }
+
+    #[test]
+    fn gives_anything_else_to_serde() {
+        for text in [
+            "",
+            "[]",
+            r#"{}"#,
+            r#"{"constraints":{}} x"#,
+            r#"{"constraints":{},"constraints":{}}"#,
+            r#"{"constraints":{},"extra":1}"#,
+            r#"{"constraints":[]}"#,
+            r#"{"constraints":{"geo_countries":["U\u0053"]}}"#,
+            r#"{"constraints":{"geo_countries":["US",]}}"#,
+            r#"{"constraints":{"geo_countries":["US" "GB"]}}"#,
+            r#"{"constraints":{"geo_countries":["US"],}}"#,
+            r#"{"constraints":{"geo_countries":"US"}}"#,
+            r#"{"constraints":{"geo_countries":[7]}}"#,
+            r#"{"constraints":{"geo_countries":[null]}}"#,
+            r#"{"constraints":{"mystery":[]}}"#,
+            r#"{"constraints":{"geo_metros":["501"]}}"#,
+            r#"{"constraints":{"geo_metros":[{"system":"nielsen_dma","x":1}]}}"#,
+            r#"{"constraints":{"geo_metros":[{"system":["nielsen_dma"]}]}}"#,
+            r#"{"constraints":{"geo_metros":[{"values":"501"}]}}"#,
+            "{\"constraints\":{\"geo_countries\":[\"U\tS\"]}}",
+            r#"{"constraints":{"geo_countries":["US"]"#,
+            r#"{"constraints":{"geo_countries":["US"#,
+            r#"{"constraints":{"geo_countries" ["US"]}}"#,
+        ] {
+            assert!(wrapped(text, "constraints").is_none(), "{text}");
+        }
+    }
+}
