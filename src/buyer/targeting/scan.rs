@@ -59,17 +59,17 @@ impl<'a> Scan<'a> {
         }
         let b = self.text.as_bytes();
         let start = self.i;
+        let mut end = start;
         loop {
-            match *b.get(self.i)? {
+            match *b.get(end)? {
                 b'"' => break,
                 b'\\' | 0..0x20 => return None,
-                _ => self.i += 1,
+                _ => end += 1,
             }
         }
+        self.i = end + 1;
         // Both ends sit next to an ASCII quote: character boundaries.
-        let s = self.text.get(start..self.i)?;
-        self.i += 1;
-        Some(s)
+        self.text.get(start..end)
     }
 
     /// `[item, ...]`.
@@ -179,6 +179,7 @@ mod tests {
                 "geo_postal_areas_exclude":[{"system":"gb_outward","values":[]}],
                 "geo_countries":["US"],"geo_countries":["CA"],"countries":["FR"]}}"#,
             r#"{"constraints":{"geo_metros":[],"device_type":["ctv"],"device_type_exclude":[""]}}"#,
+            r#"{"constraints":{"language":["exactly8","a code longer than sixteen bytes, é ü","1234567"]}}"#,
         ] {
             let scanned = wrapped(text, "constraints").map(|r| format!("{r:?}"));
             assert!(scanned.is_some(), "{text}");
@@ -209,6 +210,9 @@ mod tests {
             r#"{"constraints":{"geo_metros":[{"system":["nielsen_dma"]}]}}"#,
             r#"{"constraints":{"geo_metros":[{"values":"501"}]}}"#,
             "{\"constraints\":{\"geo_countries\":[\"U\tS\"]}}",
+            "{\"constraints\":{\"geo_countries\":[\"0123456789\u{1f}\"]}}",
+            r#"{"constraints":{"geo_countries":["0123456789\u0041"]}}"#,
+            r#"{"constraints":{"geo_countries":["01234567\"]}}"#,
             r#"{"constraints":{"geo_countries":["US"]"#,
             r#"{"constraints":{"geo_countries":["US"#,
             r#"{"constraints":{"geo_countries" ["US"]}}"#,
