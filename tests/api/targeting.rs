@@ -18,6 +18,18 @@ async fn validate(app: &TestApp, t: &Tenant, constraints: Value) -> Resp {
         .await
 }
 
+/// A body sent as it is, bytes and all.
+async fn validate_raw(app: &TestApp, t: &Tenant, body: Vec<u8>) -> Resp {
+    app.send_raw(
+        Method::POST,
+        VALIDATE,
+        Some(&t.key),
+        Some("application/json"),
+        body,
+    )
+    .await
+}
+
 /// Valid: returns the normalised constraints.
 async fn accepted(app: &TestApp, t: &Tenant, constraints: Value) -> Value {
     let res = validate(app, t, constraints.clone()).await;
@@ -489,15 +501,7 @@ async fn plain_escaped_and_spaced_bodies_are_read_alike() {
     let spaced = plain.replace(',', " ,\n\t").replace(':', " : ");
     let mut answers = vec![];
     for body in [plain.to_string(), escaped, spaced] {
-        let res = app
-            .send_raw(
-                Method::POST,
-                VALIDATE,
-                Some(&t.key),
-                Some("application/json"),
-                body.clone().into_bytes(),
-            )
-            .await;
+        let res = validate_raw(&app, &t, body.clone().into_bytes()).await;
         assert_eq!(res.status, 200, "{body} -> {}", res.body);
         answers.push(res.data().clone());
     }
@@ -509,15 +513,7 @@ async fn plain_escaped_and_spaced_bodies_are_read_alike() {
     assert_eq!(answers[0], answers[2]);
     // A wrong shape deep inside is still reported at its path.
     let wrong = plain.replace(r#"["501","803"]"#, r#"["501",803]"#);
-    let res = app
-        .send_raw(
-            Method::POST,
-            VALIDATE,
-            Some(&t.key),
-            Some("application/json"),
-            wrong.into_bytes(),
-        )
-        .await;
+    let res = validate_raw(&app, &t, wrong.into_bytes()).await;
     res.assert_error(400, "VALIDATION_ERROR");
     assert_eq!(
         res.body["error"]["details"]["issues"][0]["path"],
@@ -781,15 +777,7 @@ async fn odd_inputs_are_4xx_envelopes_never_500() {
         b"{\"constraints\": {}} x",
         b"[]",
     ] {
-        let res = app
-            .send_raw(
-                Method::POST,
-                VALIDATE,
-                Some(&t.key),
-                Some("application/json"),
-                raw.to_vec(),
-            )
-            .await;
+        let res = validate_raw(&app, &t, raw.to_vec()).await;
         res.assert_error(400, "VALIDATION_ERROR");
     }
 }
