@@ -2,10 +2,11 @@
 //! `{"constraints": {...}}` whose known keys hold arrays of plain strings
 //! or of area objects, with no escapes. It builds the same [`Raw`] that
 //! serde's reader builds, borrowing every string, in one pass over the
-//! bytes; serde's per-element visitors measured several times its cost on
-//! hundreds of short codes. Anything else (an escape, a wrong shape, an
-//! unknown key, malformed JSON) makes it give up, and the caller reads the
-//! body through serde, which reports each problem at its path.
+//! bytes and without a visitor call per element: on a body of hundreds of
+//! short codes it raised validations/s by about a tenth (BENCHMARKS.md,
+//! campaign-validate, fifth measurement). Anything else (an escape, a wrong
+//! shape, an unknown key, malformed JSON) makes it give up, and the caller
+//! reads the body through serde, which reports each problem at its path.
 
 use std::borrow::Cow;
 
