@@ -4,9 +4,14 @@
 //! before the body is read, hands the transport-neutral input to the
 //! operation and wraps its reply in the envelope.
 
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+use actix_web::body::{BodySize, MessageBody};
 use actix_web::dev::{AppService, HttpServiceFactory};
 use actix_web::http::{Method, StatusCode, header};
 use actix_web::{FromRequest, HttpRequest, HttpResponse, guard, web};
+use bytes::Bytes;
 use utoipa_actix_web::OpenApiFactory;
 
 use crate::error::ApiError;
@@ -107,25 +112,65 @@ async fn handle(
 }
 
 /// `{data, error: null, meta?}` around the operation's serialized data. The
-/// data is already JSON written by serde, so it is spliced in, not parsed
-/// and written again (the list path is hot).
+/// data is already JSON, so it is sent between the envelope's two ends as it
+/// is: neither parsed and written again nor copied into one buffer (the
+/// server copies each piece once, into its write buffer).
 pub fn respond(reply: Reply) -> Result<HttpResponse, ApiError> {
     let meta = reply
         .pagination
         .map(|pagination| serde_json::to_vec(&serde_json::json!({ "pagination": pagination })))
         .transpose()
         .map_err(ApiError::internal)?;
-    let mut body = Vec::with_capacity(reply.data.len() + 96);
-    body.extend_from_slice(b"{\"data\":");
-    body.extend_from_slice(&reply.data);
-    body.extend_from_slice(b",\"error\":null");
+    let mut tail = Vec::with_capacity(16 + meta.as_ref().map_or(0, |m| m.len() + 8));
+    tail.extend_from_slice(b",\"error\":null");
     if let Some(meta) = meta {
-        body.extend_from_slice(b",\"meta\":");
-        body.extend_from_slice(&meta);
+        tail.extend_from_slice(b",\"meta\":");
+        tail.extend_from_slice(&meta);
     }
-    body.push(b'}');
+    tail.push(b'}');
     let status = StatusCode::from_u16(reply.status).map_err(ApiError::internal)?;
     Ok(HttpResponse::build(status)
         .insert_header(header::ContentType::json())
-        .body(body))
+        .body(Pieces::new([
+            Bytes::from_static(b"{\"data\":"),
+            reply.data,
+            Bytes::from(tail),
+        ])))
+}
+
+/// A body sent as a few pieces in turn, with its full length known up front
+/// (so it carries `Content-Length`, not chunked encoding).
+struct Pieces<const N: usize> {
+    pieces: std::array::IntoIter<Bytes, N>,
+    len: u64,
+}
+
+impl<const N: usize> Pieces<N> {
+    fn new(pieces: [Bytes; N]) -> Self {
+        let len = pieces.iter().map(|p| p.len() as u64).sum();
+        Pieces {
+            pieces: pieces.into_iter(),
+            len,
+        }
+    }
+}
+
+impl<const N: usize> MessageBody for Pieces<N> {
+    type Error = std::convert::Infallible;
+
+    fn size(&self) -> BodySize {
+        BodySize::Sized(self.len)
+    }
+
+    fn poll_next(
+        self: Pin<&mut Self>,
+        _: &mut Context<'_>,
+    ) -> Poll<Option<Result<Bytes, Self::Error>>> {
+        let this = self.get_mut();
+        let next = this.pieces.by_ref().find(|p| !p.is_empty());
+        if let Some(p) = &next {
+            this.len -= p.len() as u64;
+        }
+        Poll::Ready(next.map(Ok))
+    }
 }

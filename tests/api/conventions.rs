@@ -331,3 +331,45 @@ async fn fuzzed_requests_never_yield_500_or_non_envelope_bodies() {
     let fresh = app.tenant().await;
     assert_eq!(app.get("/api/v2/me", &fresh.key).await.status, 200);
 }
+
+#[actix_web::test]
+async fn operation_replies_are_whole_envelopes_with_their_length() {
+    let app = spawn_app().await;
+    let t = app.tenant().await;
+    let id = advertiser(&app, &t).await;
+    let created = app
+        .post(
+            "/api/v2/buyer/advertisers",
+            &t.key,
+            &json!({"name": "Second", "brand": "second.example", "primaryCurrency": "EUR"}),
+        )
+        .await;
+    let one = app
+        .get(&format!("/api/v2/buyer/advertisers/{id}"), &t.key)
+        .await;
+    let page = app.get("/api/v2/buyer/advertisers?take=1", &t.key).await;
+    for (res, status) in [(&created, 201), (&one, 200), (&page, 200)] {
+        assert_eq!(res.status.as_u16(), status, "{}", res.body);
+        // Sent in pieces, announced whole: a length, never chunked.
+        assert_eq!(
+            res.header("content-length"),
+            Some(res.raw.len().to_string().as_str())
+        );
+        assert_eq!(res.header("transfer-encoding"), None);
+        assert_eq!(res.header("content-type"), Some("application/json"));
+        assert!(res.body["error"].is_null(), "{}", res.body);
+        assert!(
+            res.data().is_object() || res.data().is_array(),
+            "{}",
+            res.body
+        );
+    }
+    assert_eq!(one.data()["id"], json!(id));
+    assert_eq!(page.data().as_array().map(Vec::len), Some(1));
+    assert_eq!(page.body["meta"]["pagination"]["total"], json!(2));
+    assert!(
+        page.raw.ends_with(b"}}}"),
+        "{}",
+        String::from_utf8_lossy(&page.raw)
+    );
+}
