@@ -129,8 +129,12 @@ pub fn percentile_ms(samples: &[u32], p: f64) -> f64 {
 }
 
 pub async fn run(target: &Target, connections: usize, seconds: u64) -> anyhow::Result<Stats> {
-    let deadline = Instant::now() + Duration::from_secs(seconds);
+    run_for(target, connections, Duration::from_secs(seconds)).await
+}
+
+pub async fn run_for(target: &Target, connections: usize, span: Duration) -> anyhow::Result<Stats> {
     let start = Instant::now();
+    let deadline = start + span;
     let mut tasks = Vec::with_capacity(connections);
     for _ in 0..connections {
         let t = target.clone();

@@ -5,7 +5,7 @@
 //!     cargo run --release -p bench -- auth-read [--seconds 10] [--connections 32]
 //!     cargo run --release -p bench -- discovery-fanout [--storefronts 50] [--sessions 100]
 //!     cargo run --release -p bench -- webhook-fanout [--subscriptions 1,100] [--seconds 10]
-//!     cargo run --release -p bench -- campaign-validate [--seconds 10] [--connections 32]
+//!     cargo run --release -p bench -- campaign-validate [--seconds 10] [--connections 32] [--rounds 5]
 
 mod campaign;
 mod discovery;
@@ -43,6 +43,9 @@ pub struct Args {
     pub delays_ms: Option<(u64, u64)>,
     /// discovery-fanout: runs A and B this many times on one server.
     pub repeat: usize,
+    /// campaign-validate: alternating rounds the seconds per endpoint are
+    /// split into.
+    pub rounds: usize,
     /// webhook-fanout: subscription counts, each on a fresh server.
     pub subscriptions: Vec<usize>,
     /// webhook-fanout: revisions committed per second (default by size).
@@ -64,6 +67,7 @@ fn parse_args() -> anyhow::Result<Args> {
         per_session: 10,
         delays_ms: None,
         repeat: 1,
+        rounds: 5,
         subscriptions: vec![1, 100],
         revision_rate: None,
     };
@@ -86,6 +90,7 @@ fn parse_args() -> anyhow::Result<Args> {
             "--sessions" => args.sessions = it.next().context("--sessions N")?.parse()?,
             "--per-session" => args.per_session = it.next().context("--per-session N")?.parse()?,
             "--repeat" => args.repeat = it.next().context("--repeat N")?.parse()?,
+            "--rounds" => args.rounds = it.next().context("--rounds N")?.parse()?,
             "--delays" => {
                 let v = it.next().context("--delays MIN_MS,MAX_MS")?;
                 let (a, b) = v.split_once(',').context("--delays MIN_MS,MAX_MS")?;
