@@ -125,6 +125,16 @@ pub struct Config {
     #[arg(long, env = "AGENTIC_WEBHOOK_TIMEOUT", value_parser = clap::value_parser!(u64).range(1..=60), global = true)]
     pub webhook_timeout: Option<u64>,
 
+    /// Seconds one catalog feed fetch may take, from connecting to the last
+    /// byte of the feed (default 30).
+    #[arg(long, env = "AGENTIC_CATALOG_FEED_TIMEOUT", value_parser = clap::value_parser!(u64).range(1..=300), global = true)]
+    pub catalog_feed_timeout: Option<u64>,
+
+    /// Largest catalog feed accepted, in MiB (default 10); a larger one
+    /// fails its catalog's sync with `FEED_TOO_LARGE`.
+    #[arg(long, env = "AGENTIC_CATALOG_FEED_MAX_MB", value_parser = clap::value_parser!(u64).range(1..=256), global = true)]
+    pub catalog_feed_max_mb: Option<u64>,
+
     /// How many days webhook delivery attempts stay listed.
     #[arg(long, env = "AGENTIC_WEBHOOK_LOG_RETENTION_DAYS", value_parser = clap::value_parser!(u64).range(1..=365), global = true)]
     pub webhook_log_retention_days: Option<u64>,
@@ -159,8 +169,9 @@ pub struct Config {
     /// not part of the operator contract (tests shorten them).
     #[arg(skip)]
     pub oauth: crate::auth::oauth::OAuthTuning,
-    /// Bounds of catalog feed fetches; not part of the operator contract
-    /// (tests shorten them).
+    /// Bounds of catalog feed fetches (tests shorten them below what
+    /// `AGENTIC_CATALOG_FEED_TIMEOUT` and `AGENTIC_CATALOG_FEED_MAX_MB`
+    /// allow; those override them).
     #[arg(skip)]
     pub catalog_feeds: crate::buyer::catalogs::feed::FeedTuning,
     /// Multiplies the built-in demo sellers' answer delays; not part of the
@@ -308,6 +319,8 @@ impl Config {
             webhook_timeout: None,
             lease_seconds: None,
             webhook_log_retention_days: None,
+            catalog_feed_timeout: None,
+            catalog_feed_max_mb: None,
             outbox: Default::default(),
             webhook_delivery: Default::default(),
             oauth: Default::default(),

@@ -44,7 +44,14 @@ pub fn register(
     let brands: std::sync::Arc<dyn brands::BrandRegistry> =
         std::sync::Arc::new(brands::LocalRegistry::new(db.clone()));
     handles.insert(brands);
-    match catalogs::feed::Feeds::start(config.url_policy(), config.catalog_feeds.clone()) {
+    let mut tuning = config.catalog_feeds.clone();
+    if let Some(secs) = config.catalog_feed_timeout {
+        tuning.timeout = std::time::Duration::from_secs(secs);
+    }
+    if let Some(mb) = config.catalog_feed_max_mb {
+        tuning.max_bytes = usize::try_from(mb << 20).unwrap_or(usize::MAX);
+    }
+    match catalogs::feed::Feeds::start(config.url_policy(), tuning) {
         Ok(feeds) => handles.insert(feeds),
         // Catalog operations then answer 500 (no handle); the rest serves.
         Err(e) => tracing::error!(error = %e, "cannot start the catalog feed client"),

@@ -1043,3 +1043,93 @@ async fn catalog_operations_run_the_same_through_the_dispatcher_and_mcp() {
     assert_eq!(hidden["isError"], true);
     assert_eq!(hidden["structuredContent"]["code"], "NOT_FOUND");
 }
+
+#[actix_web::test]
+async fn the_operator_sets_the_feed_bounds_in_the_environment() {
+    let feeds = FeedServer::start().await;
+    // A little over 1 MiB of good items, and a good feed that answers in 2 s.
+    let big: Vec<Value> = (0..6000)
+        .map(|i| item(&format!("big-{i}"), "An item with a longer title", 1.0))
+        .collect();
+    let big = Value::Array(big).to_string();
+    assert!(big.len() > 1 << 20 && big.len() < 10 << 20, "{}", big.len());
+    feeds.set("/big.json", ok("application/json", big));
+    feeds.set(
+        "/slow.json",
+        Answer {
+            delay: Duration::from_secs(2),
+            ..ok("application/json", json!([item("s", "S", 1.0)]).to_string())
+        },
+    );
+    let body = json!({"catalogs": [
+        {"name": "Big", "feedUrl": feeds.url("/big.json")},
+        {"name": "Slow", "feedUrl": feeds.url("/slow.json")},
+    ]});
+    let outcomes = |out: &Value| -> Vec<(String, String)> {
+        out.as_array()
+            .unwrap()
+            .iter()
+            .map(|r| {
+                let text = |v: &Value| v.as_str().unwrap_or("").to_string();
+                (text(&r["status"]), text(&r["error"]["code"]))
+            })
+            .collect()
+    };
+
+    // The defaults (10 MiB, 30 s) take both feeds.
+    let app = spawn_app().await;
+    let t = app.tenant().await;
+    let adv = advertiser(&app, &t).await;
+    let out = sync(&app, &t, &adv, body.clone()).await;
+    let synced = ("synced".to_string(), String::new());
+    assert_eq!(outcomes(&out), vec![synced.clone(), synced], "{out}");
+
+    // The binary, given 1 MiB and 1 s, fails each on its bound.
+    let (db, _dir) = fresh_database().await;
+    let (mut server, mut stdout) = spawn_serve(
+        &db,
+        &[],
+        &[
+            ("AGENTIC_ALLOW_INSECURE_URLS", "true"),
+            ("AGENTIC_CATALOG_FEED_MAX_MB", "1"),
+            ("AGENTIC_CATALOG_FEED_TIMEOUT", "1"),
+        ],
+    );
+    let (base, _) = read_until_listening(&mut stdout);
+    let conn = agentic_api::db::connect(&db).await.unwrap();
+    let account = agentic_api::auth::tenancy::create_account(
+        &conn,
+        agentic_api::auth::tenancy::NewAccount::named("Acme"),
+    )
+    .await
+    .unwrap();
+    let t = user_on(&conn, &account, "admin", &["platform:write"]).await;
+    let client = awc::Client::default();
+    let post = |path: String, body: Value| {
+        client
+            .post(format!("{base}{path}"))
+            .bearer_auth(&t.key)
+            .send_json(&body)
+    };
+    let mut res = post(
+        "/api/v2/buyer/advertisers".into(),
+        json!({"name": "Acme", "brand": "acme.example", "primaryCurrency": "USD"}),
+    )
+    .await
+    .unwrap();
+    let created: Value = res.json().await.unwrap();
+    let adv = created["data"]["id"].as_str().unwrap().to_string();
+    let mut res = post(sync_path(&adv), body).await.unwrap();
+    assert_eq!(res.status(), 200);
+    let answer: Value = res.json().limit(1 << 20).await.unwrap();
+    let out = &answer["data"]["catalogs"];
+    assert_eq!(
+        outcomes(out),
+        vec![
+            ("failed".to_string(), "FEED_TOO_LARGE".to_string()),
+            ("failed".to_string(), "FEED_TIMEOUT".to_string()),
+        ],
+        "{out}"
+    );
+    assert!(sigterm_and_wait(&mut server).success());
+}

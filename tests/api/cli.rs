@@ -417,58 +417,10 @@ async fn insecure_storefront_urls_need_the_explicit_opt_in() {
     assert!(json_out(&out)["storefrontId"].is_i64());
 }
 
-fn spawn_serve(
-    db: &str,
-    extra: &[&str],
-) -> (std::process::Child, BufReader<std::process::ChildStdout>) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_agentic-api"))
-        .arg("serve")
-        .args(extra)
-        .env("AGENTIC_DATABASE_URL", db)
-        .env("AGENTIC_BIND", "127.0.0.1:0")
-        .env("AGENTIC_LOG", "warn")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let out = BufReader::new(child.stdout.take().unwrap());
-    (child, out)
-}
-
-fn read_until_listening(out: &mut BufReader<std::process::ChildStdout>) -> (String, Vec<String>) {
-    let mut lines = Vec::new();
-    loop {
-        let mut line = String::new();
-        assert!(
-            out.read_line(&mut line).unwrap() > 0,
-            "server exited early: {lines:?}"
-        );
-        if let Some(i) = line.find("listening on http://") {
-            return (line[i + "listening on ".len()..].trim().to_string(), lines);
-        }
-        lines.push(line);
-    }
-}
-
-fn sigterm_and_wait(child: &mut std::process::Child) -> std::process::ExitStatus {
-    Command::new("kill")
-        .args(["-TERM", &child.id().to_string()])
-        .status()
-        .unwrap();
-    for _ in 0..200 {
-        if let Some(status) = child.try_wait().unwrap() {
-            return status;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    child.kill().ok();
-    panic!("server did not stop on SIGTERM");
-}
-
 #[actix_web::test]
 async fn serve_prints_the_real_port_and_stops_gracefully_on_sigterm() {
     let (db, _dir) = fresh_database().await;
-    let (mut child, mut out) = spawn_serve(&db, &[]);
+    let (mut child, mut out) = spawn_serve(&db, &[], &[]);
     let (base, _) = read_until_listening(&mut out);
     let port: u16 = base.rsplit(':').next().unwrap().parse().unwrap();
     assert_ne!(port, 0);
@@ -483,7 +435,7 @@ async fn serve_demo_seeds_idempotently_and_prints_a_working_key() {
     let (db, _dir) = fresh_database().await;
     let mut keys = Vec::new();
     for _ in 0..2 {
-        let (mut child, mut out) = spawn_serve(&db, &["--demo"]);
+        let (mut child, mut out) = spawn_serve(&db, &["--demo"], &[]);
         let (base, lines) = read_until_listening(&mut out);
         let key = lines
             .iter()
@@ -556,7 +508,7 @@ async fn migrate_applies_the_schema_and_is_repeatable() {
 #[actix_web::test]
 async fn sigterm_closes_open_room_streams_with_an_error_event_then_exits() {
     let (db, _dir) = fresh_database().await;
-    let (mut child, mut out) = spawn_serve(&db, &["--demo"]);
+    let (mut child, mut out) = spawn_serve(&db, &["--demo"], &[]);
     let (base, lines) = read_until_listening(&mut out);
     let key = lines
         .iter()
@@ -821,22 +773,41 @@ async fn admin_migrates_a_fresh_database_but_not_a_partly_migrated_one() {
 }
 
 #[test]
-fn a_discovery_timeout_out_of_range_is_refused_at_start() {
-    for bad in ["0", "301", "soon"] {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("t.db");
-        let out = Command::new(env!("CARGO_BIN_EXE_agentic-api"))
-            .arg("migrate")
-            .env(
-                "AGENTIC_DATABASE_URL",
-                format!("sqlite://{}?mode=rwc", path.display()),
-            )
-            .env("AGENTIC_DISCOVERY_TIMEOUT", bad)
-            .output()
-            .unwrap();
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert!(!out.status.success(), "{bad}: {err}");
-        assert!(err.contains("discovery-timeout"), "{bad}: {err}");
-        assert!(!path.exists(), "nothing opened");
+fn timeouts_and_bounds_out_of_range_are_refused_at_start() {
+    let cases = [
+        (
+            "AGENTIC_DISCOVERY_TIMEOUT",
+            "discovery-timeout",
+            ["0", "301", "soon"],
+        ),
+        (
+            "AGENTIC_CATALOG_FEED_TIMEOUT",
+            "catalog-feed-timeout",
+            ["0", "301", "soon"],
+        ),
+        (
+            "AGENTIC_CATALOG_FEED_MAX_MB",
+            "catalog-feed-max-mb",
+            ["0", "257", "big"],
+        ),
+    ];
+    for (var, flag, values) in cases {
+        for bad in values {
+            let dir = tempfile::tempdir().unwrap();
+            let path = dir.path().join("t.db");
+            let out = Command::new(env!("CARGO_BIN_EXE_agentic-api"))
+                .arg("migrate")
+                .env(
+                    "AGENTIC_DATABASE_URL",
+                    format!("sqlite://{}?mode=rwc", path.display()),
+                )
+                .env(var, bad)
+                .output()
+                .unwrap();
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert!(!out.status.success(), "{var}={bad}: {err}");
+            assert!(err.contains(flag), "{var}={bad}: {err}");
+            assert!(!path.exists(), "nothing opened");
+        }
     }
 }

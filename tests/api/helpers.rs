@@ -2,6 +2,8 @@
 //! factories built on the admin CLI's code, a JSON client and an SSE client.
 #![allow(dead_code)]
 
+use std::io::{BufRead, BufReader};
+use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use actix_web::dev::ServerHandle;
@@ -245,29 +247,7 @@ impl TestApp {
 
     /// Another user (with its own key) in an existing account.
     pub async fn user_in(&self, account_id: &str, role: &str, perms: &[&str]) -> Tenant {
-        let email = format!("u{}@example.com", uuid::Uuid::new_v4().simple());
-        let user_id = tenancy::create_user(
-            &self.db,
-            NewUser {
-                account_id: account_id.to_string(),
-                email: email.clone(),
-                name: format!("User {}", &email[1..7]),
-                role: role.to_string(),
-                password: None,
-            },
-        )
-        .await
-        .unwrap();
-        let perms: Vec<String> = perms.iter().map(|p| p.to_string()).collect();
-        let key = tenancy::create_api_key(&self.db, user_id, &perms)
-            .await
-            .unwrap();
-        Tenant {
-            account_id: account_id.to_string(),
-            user_id,
-            email,
-            key,
-        }
+        user_on(&self.db, account_id, role, perms).await
     }
 
     /// Opens an SSE stream; `last_event_id` sets the `Last-Event-ID` header.
@@ -427,7 +407,37 @@ impl SseStream {
     }
 }
 
-/// Runs the real binary (`agentic-api ARGS...`) against `database_url`.
+/// A user (with its own key) in an existing account of `db`, with no app
+/// running (for a test that runs the binary on the database).
+pub async fn user_on(
+    db: &DatabaseConnection,
+    account_id: &str,
+    role: &str,
+    perms: &[&str],
+) -> Tenant {
+    let email = format!("u{}@example.com", uuid::Uuid::new_v4().simple());
+    let user_id = tenancy::create_user(
+        db,
+        NewUser {
+            account_id: account_id.to_string(),
+            email: email.clone(),
+            name: format!("User {}", &email[1..7]),
+            role: role.to_string(),
+            password: None,
+        },
+    )
+    .await
+    .unwrap();
+    let perms: Vec<String> = perms.iter().map(|p| p.to_string()).collect();
+    let key = tenancy::create_api_key(db, user_id, &perms).await.unwrap();
+    Tenant {
+        account_id: account_id.to_string(),
+        user_id,
+        email,
+        key,
+    }
+}
+
 /// An advertiser of `t`'s account; returns its id.
 pub async fn advertiser(app: &TestApp, t: &Tenant) -> String {
     let res = app
@@ -441,6 +451,7 @@ pub async fn advertiser(app: &TestApp, t: &Tenant) -> String {
     res.data()["id"].as_str().unwrap().to_string()
 }
 
+/// Runs the real binary (`agentic-api ARGS...`) against `database_url`.
 pub fn cli(database_url: &str, args: &[&str]) -> std::process::Output {
     std::process::Command::new(env!("CARGO_BIN_EXE_agentic-api"))
         .args(args)
@@ -550,4 +561,61 @@ pub async fn presence_becomes(stream: &mut SseStream, want: &[i64]) -> SseEvent 
             return ev;
         }
     }
+}
+
+/// The real binary's `serve` on `db` at a free port, with `extra` arguments
+/// and environment `env`; its stdout is read by [`read_until_listening`].
+pub fn spawn_serve(
+    db: &str,
+    extra: &[&str],
+    env: &[(&str, &str)],
+) -> (std::process::Child, BufReader<std::process::ChildStdout>) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_agentic-api"))
+        .arg("serve")
+        .args(extra)
+        .env("AGENTIC_DATABASE_URL", db)
+        .env("AGENTIC_BIND", "127.0.0.1:0")
+        .env("AGENTIC_LOG", "warn")
+        .envs(env.iter().copied())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let out = BufReader::new(child.stdout.take().unwrap());
+    (child, out)
+}
+
+/// Reads the server's stdout up to its `listening on` line: the base URL and
+/// the lines before it.
+pub fn read_until_listening(
+    out: &mut BufReader<std::process::ChildStdout>,
+) -> (String, Vec<String>) {
+    let mut lines = Vec::new();
+    loop {
+        let mut line = String::new();
+        assert!(
+            out.read_line(&mut line).unwrap() > 0,
+            "server exited early: {lines:?}"
+        );
+        if let Some(i) = line.find("listening on http://") {
+            return (line[i + "listening on ".len()..].trim().to_string(), lines);
+        }
+        lines.push(line);
+    }
+}
+
+/// Stops the server with SIGTERM and waits for it to exit.
+pub fn sigterm_and_wait(child: &mut std::process::Child) -> std::process::ExitStatus {
+    Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    for _ in 0..200 {
+        if let Some(status) = child.try_wait().unwrap() {
+            return status;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    child.kill().ok();
+    panic!("server did not stop on SIGTERM");
 }

@@ -11,8 +11,9 @@ use super::model::{self, Checked, FeedError};
 use crate::net::{NetError, Outbound, OutboundOptions};
 use crate::types::UrlPolicy;
 
-/// Bounds of one feed fetch; not part of the operator contract (tests
-/// shorten them).
+/// Bounds of one feed fetch: 30 s and 10 MiB unless the operator sets
+/// `AGENTIC_CATALOG_FEED_TIMEOUT` or `AGENTIC_CATALOG_FEED_MAX_MB` (tests
+/// shorten them further).
 #[derive(Debug, Clone)]
 pub struct FeedTuning {
     /// From connecting to the last byte of the body.
