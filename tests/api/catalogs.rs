@@ -1086,16 +1086,16 @@ async fn the_operator_sets_the_feed_bounds_in_the_environment() {
 
     // The binary, given 1 MiB and 1 s, fails each on its bound.
     let (db, _dir) = fresh_database().await;
-    let (mut server, mut stdout) = spawn_serve(
+    let mut served = crate::helpers::serve(
         &db,
-        &[],
         &[
             ("AGENTIC_ALLOW_INSECURE_URLS", "true"),
             ("AGENTIC_CATALOG_FEED_MAX_MB", "1"),
             ("AGENTIC_CATALOG_FEED_TIMEOUT", "1"),
         ],
+        std::process::Stdio::null(),
     );
-    let (base, _) = read_until_listening(&mut stdout);
+    let base = served.base.clone();
     let conn = agentic_api::db::connect(&db).await.unwrap();
     let account = agentic_api::auth::tenancy::create_account(
         &conn,
@@ -1131,5 +1131,5 @@ async fn the_operator_sets_the_feed_bounds_in_the_environment() {
         ],
         "{out}"
     );
-    assert!(sigterm_and_wait(&mut server).success());
+    assert!(sigterm_and_wait(&mut served.child).success());
 }

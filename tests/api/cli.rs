@@ -420,14 +420,14 @@ async fn insecure_storefront_urls_need_the_explicit_opt_in() {
 #[actix_web::test]
 async fn serve_prints_the_real_port_and_stops_gracefully_on_sigterm() {
     let (db, _dir) = fresh_database().await;
-    let (mut child, mut out) = spawn_serve(&db, &[], &[]);
-    let (base, _) = read_until_listening(&mut out);
+    let mut served = serve(&db, &[], Stdio::null());
+    let base = served.base.clone();
     let port: u16 = base.rsplit(':').next().unwrap().parse().unwrap();
     assert_ne!(port, 0);
     let client = awc::Client::default();
     let res = client.get(format!("{base}/healthz")).send().await.unwrap();
     assert_eq!(res.status(), 200);
-    assert!(sigterm_and_wait(&mut child).success());
+    assert!(sigterm_and_wait(&mut served.child).success());
 }
 
 #[actix_web::test]
@@ -435,12 +435,13 @@ async fn serve_demo_seeds_idempotently_and_prints_a_working_key() {
     let (db, _dir) = fresh_database().await;
     let mut keys = Vec::new();
     for _ in 0..2 {
-        let (mut child, mut out) = spawn_serve(&db, &["--demo"], &[]);
-        let (base, lines) = read_until_listening(&mut out);
-        let key = lines
+        let mut served = serve_with(&db, &["--demo"], &[], Stdio::null());
+        let base = served.base.clone();
+        let key = served
+            .lines
             .iter()
             .find_map(|l| l.split_whitespace().find(|w| w.starts_with("agk_")))
-            .unwrap_or_else(|| panic!("no key printed: {lines:?}"))
+            .unwrap_or_else(|| panic!("no key printed: {:?}", served.lines))
             .to_string();
         let client = awc::Client::default();
         let mut res = client
@@ -461,7 +462,7 @@ async fn serve_demo_seeds_idempotently_and_prints_a_working_key() {
             Value::from(true)
         );
         keys.push((key, me["data"]["account"]["id"].clone()));
-        assert!(sigterm_and_wait(&mut child).success());
+        assert!(sigterm_and_wait(&mut served.child).success());
     }
     assert_eq!(keys[0].1, keys[1].1, "same demo account both times");
     assert_ne!(keys[0].0, keys[1].0, "a fresh key each start");
@@ -508,9 +509,10 @@ async fn migrate_applies_the_schema_and_is_repeatable() {
 #[actix_web::test]
 async fn sigterm_closes_open_room_streams_with_an_error_event_then_exits() {
     let (db, _dir) = fresh_database().await;
-    let (mut child, mut out) = spawn_serve(&db, &["--demo"], &[]);
-    let (base, lines) = read_until_listening(&mut out);
-    let key = lines
+    let mut served = serve_with(&db, &["--demo"], &[], Stdio::null());
+    let base = served.base.clone();
+    let key = served
+        .lines
         .iter()
         .find_map(|l| l.split_whitespace().find(|w| w.starts_with("agk_")))
         .expect("demo key printed")
@@ -544,7 +546,7 @@ async fn sigterm_closes_open_room_streams_with_an_error_event_then_exits() {
         text
     });
     tokio::time::sleep(std::time::Duration::from_millis(300)).await;
-    assert!(sigterm_and_wait(&mut child).success());
+    assert!(sigterm_and_wait(&mut served.child).success());
     let text = tokio::time::timeout(std::time::Duration::from_secs(10), reader)
         .await
         .expect("stream ended")

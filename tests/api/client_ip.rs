@@ -5,7 +5,6 @@
 use std::process::Stdio;
 
 use crate::helpers::*;
-use crate::metrics::serve;
 
 async fn app_trusting(trusted: &[&str]) -> TestApp {
     let nets = agentic_api::http::client_ip::parse_trusted_proxies(&trusted.join(",")).unwrap();

@@ -3,7 +3,7 @@
 #![allow(dead_code)]
 
 use std::io::{BufRead, BufReader};
-use std::process::{Command, Stdio};
+use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
 use actix_web::dev::ServerHandle;
@@ -563,44 +563,68 @@ pub async fn presence_becomes(stream: &mut SseStream, want: &[i64]) -> SseEvent 
     }
 }
 
-/// The real binary's `serve` on `db` at a free port, with `extra` arguments
-/// and environment `env`; its stdout is read by [`read_until_listening`].
-pub fn spawn_serve(
-    db: &str,
-    extra: &[&str],
-    env: &[(&str, &str)],
-) -> (std::process::Child, BufReader<std::process::ChildStdout>) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_agentic-api"))
-        .arg("serve")
-        .args(extra)
-        .env("AGENTIC_DATABASE_URL", db)
-        .env("AGENTIC_BIND", "127.0.0.1:0")
-        .env("AGENTIC_LOG", "warn")
-        .envs(env.iter().copied())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let out = BufReader::new(child.stdout.take().unwrap());
-    (child, out)
+/// The real binary serving on its own; killed when dropped, so a test that
+/// fails leaves no server behind.
+pub struct Served {
+    pub child: Child,
+    pub base: String,
+    /// What it printed before `listening on` (e.g. `serve --demo`'s key).
+    pub lines: Vec<String>,
 }
 
-/// Reads the server's stdout up to its `listening on` line: the base URL and
-/// the lines before it.
-pub fn read_until_listening(
-    out: &mut BufReader<std::process::ChildStdout>,
-) -> (String, Vec<String>) {
-    let mut lines = Vec::new();
+impl Drop for Served {
+    fn drop(&mut self) {
+        if matches!(self.child.try_wait(), Ok(None)) {
+            self.child.kill().ok();
+            self.child.wait().ok();
+        }
+    }
+}
+
+/// Starts `agentic-api serve` on port 0 with `envs`; stderr goes to `stderr`.
+pub fn serve(database_url: &str, envs: &[(&str, &str)], stderr: Stdio) -> Served {
+    serve_with(database_url, &[], envs, stderr)
+}
+
+/// [`serve`] with `serve`'s own arguments (e.g. `--demo`).
+pub fn serve_with(
+    database_url: &str,
+    args: &[&str],
+    envs: &[(&str, &str)],
+    stderr: Stdio,
+) -> Served {
+    let child = Command::new(env!("CARGO_BIN_EXE_agentic-api"))
+        .arg("serve")
+        .args(args)
+        .env("AGENTIC_DATABASE_URL", database_url)
+        .env("AGENTIC_BIND", "127.0.0.1:0")
+        .env("AGENTIC_LOG", "warn")
+        .envs(envs.iter().copied())
+        .stdout(Stdio::piped())
+        .stderr(stderr)
+        .spawn()
+        .unwrap();
+    // Owned by the guard at once, so a failed start is still reaped.
+    let mut served = Served {
+        child,
+        base: String::new(),
+        lines: Vec::new(),
+    };
+    let mut out = BufReader::new(served.child.stdout.take().unwrap());
     loop {
         let mut line = String::new();
         assert!(
             out.read_line(&mut line).unwrap() > 0,
-            "server exited early: {lines:?}"
+            "server exited early: {:?}",
+            served.lines
         );
-        if let Some(i) = line.find("listening on http://") {
-            return (line[i + "listening on ".len()..].trim().to_string(), lines);
+        if let Some(i) = line.find("listening on ") {
+            served.base = line[i + "listening on ".len()..].trim().to_string();
+            // Keep reading, so the server never writes to a closed or full pipe.
+            std::thread::spawn(move || for _ in out.lines() {});
+            return served;
         }
-        lines.push(line);
+        served.lines.push(line);
     }
 }
 

@@ -6,7 +6,6 @@ use std::process::Stdio;
 use serde_json::Value;
 
 use crate::helpers::*;
-use crate::metrics::serve;
 
 /// Serves with `format`, sends a 404 (with a spoofed `X-Forwarded-For`)
 /// and a 401, stops; returns stderr.

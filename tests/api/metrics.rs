@@ -6,8 +6,7 @@
 //! checked against the real binary, which has a process of its own.
 
 use std::collections::HashMap;
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
+use std::process::Stdio;
 use std::time::Duration;
 
 use actix_web::http::Method;
@@ -142,47 +141,6 @@ async fn metrics_are_not_rate_limited_and_can_be_disabled() {
     off.request(Method::GET, "/metrics", None, None)
         .await
         .assert_error(404, "NOT_FOUND");
-}
-
-/// The real binary serving on its own; killed when dropped.
-pub struct Served {
-    pub child: Child,
-    pub base: String,
-}
-
-impl Drop for Served {
-    fn drop(&mut self) {
-        self.child.kill().ok();
-        self.child.wait().ok();
-    }
-}
-
-/// Starts `agentic-api serve` on port 0 with `envs`; stderr goes to `stderr`.
-pub fn serve(database_url: &str, envs: &[(&str, &str)], stderr: Stdio) -> Served {
-    let child = Command::new(env!("CARGO_BIN_EXE_agentic-api"))
-        .arg("serve")
-        .env("AGENTIC_DATABASE_URL", database_url)
-        .env("AGENTIC_BIND", "127.0.0.1:0")
-        .env("AGENTIC_LOG", "warn")
-        .envs(envs.iter().copied())
-        .stdout(Stdio::piped())
-        .stderr(stderr)
-        .spawn()
-        .unwrap();
-    // Owned by the guard at once, so a failed start is still reaped.
-    let mut served = Served {
-        child,
-        base: String::new(),
-    };
-    let mut out = BufReader::new(served.child.stdout.take().unwrap());
-    loop {
-        let mut line = String::new();
-        assert!(out.read_line(&mut line).unwrap() > 0, "server exited early");
-        if let Some(i) = line.find("listening on ") {
-            served.base = line[i + "listening on ".len()..].trim().to_string();
-            return served;
-        }
-    }
 }
 
 async fn process_scrape(client: &awc::Client, base: &str) -> String {

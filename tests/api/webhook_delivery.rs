@@ -496,28 +496,17 @@ async fn the_guard_refuses_private_addresses_at_every_attempt() {
 
 // ------------------------------------------------ a server killed mid-session
 
-fn serve(database_url: &str) -> (std::process::Child, String) {
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_agentic-api"))
-        .arg("serve")
-        .env("AGENTIC_DATABASE_URL", database_url)
-        .env("AGENTIC_BIND", "127.0.0.1:0")
-        .env("AGENTIC_ALLOW_INSECURE_URLS", "true")
-        .env("AGENTIC_LEASE_SECONDS", "2")
-        .env("AGENTIC_LOG", "warn")
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let stdout = child.stdout.take().unwrap();
-    let mut lines = std::io::BufRead::lines(std::io::BufReader::new(stdout));
-    let base = loop {
-        let line = lines.next().expect("listening line").unwrap();
-        if let Some(url) = line.strip_prefix("listening on ") {
-            break url.trim().to_string();
-        }
-    };
-    // Keep reading, so the server never blocks on a full pipe.
-    std::thread::spawn(move || for _ in lines {});
-    (child, base)
+/// The real binary with short leases (so a killed server's work moves on
+/// quickly) on `database_url`.
+fn serve_leased(database_url: &str) -> Served {
+    serve(
+        database_url,
+        &[
+            ("AGENTIC_ALLOW_INSECURE_URLS", "true"),
+            ("AGENTIC_LEASE_SECONDS", "2"),
+        ],
+        std::process::Stdio::inherit(),
+    )
 }
 
 #[actix_web::test]
@@ -543,7 +532,8 @@ async fn a_server_killed_mid_session_loses_no_delivery_and_sends_none_twice() {
     app.handle.stop(true).await;
     let db = sea_orm::Database::connect(&app.database_url).await.unwrap();
 
-    let (mut first, base) = serve(&app.database_url);
+    let mut first = serve_leased(&app.database_url);
+    let base = first.base.clone();
     let res = app
         .client
         .post(format!("{base}{DISCOVER}"))
@@ -570,12 +560,12 @@ async fn a_server_killed_mid_session_loses_no_delivery_and_sends_none_twice() {
         }
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
-    first.kill().unwrap();
-    first.wait().unwrap();
+    first.child.kill().unwrap();
+    first.child.wait().unwrap();
 
     // The next server completes the orphaned session once the dead one's
     // lease runs out, and delivers whatever was queued.
-    let (mut second, _) = serve(&app.database_url);
+    let mut second = serve_leased(&app.database_url);
     let mut complete = false;
     for _ in 0..3000 {
         complete = rx
@@ -592,8 +582,8 @@ async fn a_server_killed_mid_session_loses_no_delivery_and_sends_none_twice() {
         }
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
-    second.kill().unwrap();
-    second.wait().unwrap();
+    second.child.kill().unwrap();
+    second.child.wait().unwrap();
     assert!(complete, "the session completed after the restart");
 
     let hits = rx.hits();

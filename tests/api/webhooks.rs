@@ -365,7 +365,7 @@ async fn the_secret_is_never_logged_even_at_debug() {
     let app = spawn_app().await;
     let t = app.tenant().await;
     let key_hex = "0f".repeat(32);
-    let mut served = crate::metrics::serve(
+    let mut served = serve(
         &app.database_url,
         &[
             ("AGENTIC_LOG", "debug"),
