@@ -4,10 +4,7 @@
 //! before the body is read, hands the transport-neutral input to the
 //! operation and wraps its reply in the envelope.
 
-use std::pin::Pin;
-use std::task::{Context, Poll};
-
-use actix_web::body::{BodySize, MessageBody};
+use actix_web::body::SizedStream;
 use actix_web::dev::{AppService, HttpServiceFactory};
 use actix_web::http::{Method, StatusCode, header};
 use actix_web::{FromRequest, HttpRequest, HttpResponse, guard, web};
@@ -129,48 +126,15 @@ pub fn respond(reply: Reply) -> Result<HttpResponse, ApiError> {
     }
     tail.push(b'}');
     let status = StatusCode::from_u16(reply.status).map_err(ApiError::internal)?;
+    let pieces = [
+        Bytes::from_static(b"{\"data\":"),
+        reply.data,
+        Bytes::from(tail),
+    ];
+    // Sent in turn, with the whole length announced (`Content-Length`).
+    let len = pieces.iter().map(|p| p.len() as u64).sum();
+    let stream = futures_util::stream::iter(pieces.map(Ok::<_, std::convert::Infallible>));
     Ok(HttpResponse::build(status)
         .insert_header(header::ContentType::json())
-        .body(Pieces::new([
-            Bytes::from_static(b"{\"data\":"),
-            reply.data,
-            Bytes::from(tail),
-        ])))
-}
-
-/// A body sent as a few pieces in turn, with its full length known up front
-/// (so it carries `Content-Length`, not chunked encoding).
-struct Pieces<const N: usize> {
-    pieces: std::array::IntoIter<Bytes, N>,
-    len: u64,
-}
-
-impl<const N: usize> Pieces<N> {
-    fn new(pieces: [Bytes; N]) -> Self {
-        let len = pieces.iter().map(|p| p.len() as u64).sum();
-        Pieces {
-            pieces: pieces.into_iter(),
-            len,
-        }
-    }
-}
-
-impl<const N: usize> MessageBody for Pieces<N> {
-    type Error = std::convert::Infallible;
-
-    fn size(&self) -> BodySize {
-        BodySize::Sized(self.len)
-    }
-
-    fn poll_next(
-        self: Pin<&mut Self>,
-        _: &mut Context<'_>,
-    ) -> Poll<Option<Result<Bytes, Self::Error>>> {
-        let this = self.get_mut();
-        let next = this.pieces.by_ref().find(|p| !p.is_empty());
-        if let Some(p) = &next {
-            this.len -= p.len() as u64;
-        }
-        Poll::Ready(next.map(Ok))
-    }
+        .body(SizedStream::new(len, stream)))
 }
