@@ -307,13 +307,20 @@ impl Member for str {
 /// Integer keys by open addressing: linear probing in a power-of-two table
 /// at most half full, hashed by one seeded multiply (hashbrown's general
 /// machinery measured twice the cost per insert here). Key 0, the empty
-/// code, marks a free slot, so it is kept as a flag.
+/// code, marks a free slot, so it is kept as a flag. Up to [`SMALL`] keys
+/// are first kept in a list, compared in turn, with no table.
 #[derive(Default)]
 struct Keys {
+    /// The keys, while there is no table.
+    small: [u128; SMALL],
     slots: Vec<u128>,
     len: usize,
     empty: bool,
 }
+
+/// Most lists are short (channels, countries, languages, an exclusion or
+/// two): comparing a few integers beats allocating and hashing a table.
+const SMALL: usize = 8;
 
 /// Per-process random seeds: an outsider cannot choose colliding codes.
 static SEEDS: LazyLock<(u64, u64)> = LazyLock::new(|| {
@@ -323,6 +330,14 @@ static SEEDS: LazyLock<(u64, u64)> = LazyLock::new(|| {
 
 impl Keys {
     fn with_capacity(n: usize) -> Keys {
+        match n {
+            0..=SMALL => Keys::default(),
+            _ => Keys::table(n),
+        }
+    }
+
+    /// A table for `n` keys from the start.
+    fn table(n: usize) -> Keys {
         Keys {
             slots: vec![0; (2 * n).next_power_of_two().max(16)],
             ..Keys::default()
@@ -346,6 +361,22 @@ impl Keys {
         if k == 0 {
             return !std::mem::replace(&mut self.empty, true);
         }
+        if self.slots.is_empty() {
+            if self.small.get(..self.len).is_some_and(|l| l.contains(&k)) {
+                return false;
+            }
+            if let Some(free) = self.small.get_mut(self.len) {
+                *free = k;
+                self.len += 1;
+                return true;
+            }
+            // The list is full: its keys move into a table.
+            self.slots = vec![0; 4 * SMALL];
+            for k in self.small {
+                let i = Keys::slot(&self.slots, k);
+                self.slots[i] = k;
+            }
+        }
         if 2 * (self.len + 1) > self.slots.len() {
             // The table stays a power of two: `slot` masks with its length.
             let size = (4 * (self.len + 1)).next_power_of_two().max(16);
@@ -367,8 +398,58 @@ impl Keys {
     fn contains(&self, k: u128) -> bool {
         match k {
             0 => self.empty,
-            _ if self.slots.is_empty() => false,
+            _ if self.slots.is_empty() => {
+                self.small.get(..self.len).is_some_and(|l| l.contains(&k))
+            }
             _ => self.slots[Keys::slot(&self.slots, k)] == k,
+        }
+    }
+}
+
+/// A fixed map from short codes' keys to positions (a vocabulary's
+/// index), in the same table as [`CodeSet`]'s: a lookup is one multiply
+/// and, mostly, one probe (a general hash map measured three times that).
+#[derive(Default)]
+pub struct KeyIndex {
+    keys: Keys,
+    /// The position of each slot's key.
+    at: Vec<usize>,
+    empty: Option<usize>,
+}
+
+impl fmt::Debug for KeyIndex {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        write!(f, "KeyIndex({} keys)", self.keys.len)
+    }
+}
+
+impl KeyIndex {
+    /// The index of `pairs`; a key given twice keeps its first position.
+    pub fn new(pairs: &[(u128, usize)]) -> KeyIndex {
+        let mut keys = Keys::table(pairs.len());
+        for &(k, _) in pairs {
+            keys.insert(k);
+        }
+        // The table is final now: each key's slot is where it stays.
+        let mut at = vec![usize::MAX; keys.slots.len()];
+        let mut empty = None;
+        for &(k, i) in pairs.iter().rev() {
+            match k {
+                0 => empty = Some(i),
+                _ => at[Keys::slot(&keys.slots, k)] = i,
+            }
+        }
+        KeyIndex { keys, at, empty }
+    }
+
+    pub fn get(&self, k: u128) -> Option<usize> {
+        match k {
+            0 => self.empty,
+            _ if self.keys.slots.is_empty() => None,
+            _ => {
+                let i = Keys::slot(&self.keys.slots, k);
+                (self.keys.slots[i] == k).then(|| self.at[i])
+            }
         }
     }
 }
@@ -515,8 +596,36 @@ mod tests {
     }
 
     #[test]
+    fn an_index_finds_each_key_at_its_first_position() {
+        let codes: Vec<String> = (0..300).map(|i| format!("{:03}", i * 3)).collect();
+        let mut pairs: Vec<(u128, usize)> = codes
+            .iter()
+            .enumerate()
+            .map(|(i, c)| (key(c).unwrap(), i))
+            .collect();
+        pairs.push((key("000").unwrap(), 999));
+        pairs.push((key("").unwrap(), 7));
+        let index = KeyIndex::new(&pairs);
+        for (i, c) in codes.iter().enumerate() {
+            assert_eq!(index.get(key(c).unwrap()), Some(i), "{c}");
+        }
+        assert_eq!(index.get(key("").unwrap()), Some(7));
+        assert_eq!(index.get(key("001").unwrap()), None);
+        assert_eq!(KeyIndex::default().get(key("US").unwrap()), None);
+        assert_eq!(KeyIndex::default().get(0), None);
+    }
+
+    #[test]
     fn a_set_keeps_every_code_once_as_it_grows() {
         let codes: Vec<String> = (0..5000).map(|i| format!("{:05}", i * 7)).collect();
+        // From the short list, past it into a table, and growing.
+        let mut set = CodeSet::with_capacity(4);
+        for (n, c) in codes.iter().enumerate().take(2 * SMALL) {
+            assert!(set.insert(c.as_str()), "{c}");
+            for (m, d) in codes.iter().enumerate().take(2 * SMALL + 1) {
+                assert_eq!(set.contains(d.as_str()), m <= n, "{d} after {n}");
+            }
+        }
         let mut set = CodeSet::with_capacity(4);
         for c in &codes {
             assert!(set.insert(c.as_str()), "{c}");

@@ -159,24 +159,24 @@ fn index(path: &str, i: usize) -> String {
 /// after normalisation are dropped (the first kept). Problems go to `path[i]`.
 fn strings(
     v: &List<Str>,
-    path: &str,
+    path: &dyn Fn() -> String,
     max: usize,
     issues: &mut Issues,
     check: impl Fn(&str) -> Result<Code, String>,
 ) -> Vec<Code> {
     let List::Ok(items) = v else {
-        issues.add(path, "must be an array of strings");
+        issues.add(path(), "must be an array of strings");
         return vec![];
     };
     if items.len() > max {
-        issues.add(path, format!("must have at most {max} items"));
+        issues.add(path(), format!("must have at most {max} items"));
         return vec![];
     }
     let mut out = Vec::with_capacity(items.len());
     let mut seen = CodeSet::with_capacity(items.len());
     for (i, item) in items.iter().enumerate() {
         let Str::Ok(s) = item else {
-            issues.add(index(path, i), "must be a string");
+            issues.add(index(&path(), i), "must be a string");
             continue;
         };
         match check(s) {
@@ -185,7 +185,7 @@ fn strings(
                     out.push(code);
                 }
             }
-            Err(message) => issues.add(index(path, i), message),
+            Err(message) => issues.add(index(&path(), i), message),
         }
     }
     out
@@ -244,17 +244,20 @@ fn one_of(
 /// The object of an area item, with its unknown keys reported.
 fn area_object<'r, 'a>(
     item: &'r Area<'a>,
-    path: &str,
+    path: &dyn Fn() -> String,
     keys: &[&str],
     issues: &mut Issues,
 ) -> Option<&'r AreaObj<'a>> {
     let Area::Obj(obj) = item else {
-        issues.add(path, format!("must be an object with {}", keys.join(", ")));
+        issues.add(
+            path(),
+            format!("must be an object with {}", keys.join(", ")),
+        );
         return None;
     };
     for k in &obj.unknown {
         issues.add(
-            format!("{path}.{k}"),
+            format!("{}.{k}", path()),
             format!("unknown field; expected {}", keys.join(", ")),
         );
     }
@@ -264,18 +267,18 @@ fn area_object<'r, 'a>(
 /// An area's `values`: a non-empty array of strings, each checked by `check`.
 fn area_values(
     obj: &AreaObj,
-    path: &str,
+    at: &dyn Fn() -> String,
     issues: &mut Issues,
     check: impl Fn(&str) -> Result<Code, String>,
 ) -> Vec<Code> {
-    let path = join(path, "values");
+    let path = || join(&at(), "values");
     match &obj.values {
         None => {
-            issues.add(path, "required");
+            issues.add(path(), "required");
             vec![]
         }
         Some(List::Ok(a)) if a.is_empty() => {
-            issues.add(path, "must not be empty");
+            issues.add(path(), "must not be empty");
             vec![]
         }
         Some(v) => strings(v, &path, MAX_VALUES, issues, check),
@@ -334,19 +337,19 @@ impl AsMut<Vec<Code>> for PostalArea {
 fn metros(v: &List<Area>, path: &str, issues: &mut Issues) -> Vec<MetroArea> {
     let mut out: Vec<MetroArea> = Vec::new();
     for (i, item) in area_items(v, path, issues).iter().enumerate() {
-        let at = index(path, i);
+        let at = || index(path, i);
         let Some(obj) = area_object(item, &at, &["system", "values"], issues) else {
             continue;
         };
         let system = match &obj.system {
             Some(Str::Ok(s)) if vocab::METRO_SYSTEMS.contains(&&**s) => Some(&**s),
             None => {
-                issues.add(format!("{at}.system"), "required");
+                issues.add(format!("{}.system", at()), "required");
                 None
             }
             _ => {
                 issues.add(
-                    format!("{at}.system"),
+                    format!("{}.system", at()),
                     format!("must be one of: {}", vocab::METRO_SYSTEMS.join(", ")),
                 );
                 None
@@ -380,18 +383,18 @@ fn metros(v: &List<Area>, path: &str, issues: &mut Issues) -> Vec<MetroArea> {
 fn postal_areas(v: &List<Area>, path: &str, issues: &mut Issues) -> Vec<PostalArea> {
     let mut out: Vec<PostalArea> = Vec::new();
     for (i, item) in area_items(v, path, issues).iter().enumerate() {
-        let at = index(path, i);
+        let at = || index(path, i);
         let Some(obj) = area_object(item, &at, &["country", "system", "values"], issues) else {
             continue;
         };
         let system = match &obj.system {
             None => {
-                issues.add(format!("{at}.system"), "required");
+                issues.add(format!("{}.system", at()), "required");
                 None
             }
             Some(Str::Ok(s)) => Some(s.trim().to_ascii_lowercase()),
             Some(Str::NotStr) => {
-                issues.add(format!("{at}.system"), "must be a string");
+                issues.add(format!("{}.system", at()), "must be a string");
                 None
             }
         };
@@ -401,7 +404,7 @@ fn postal_areas(v: &List<Area>, path: &str, issues: &mut Issues) -> Vec<PostalAr
                 Some((c, s)) => Some((c.to_string(), s.to_string())),
                 None => {
                     issues.add(
-                        format!("{at}.country"),
+                        format!("{}.country", at()),
                         format!(
                             "required; areas without country are accepted only for the deprecated systems {}",
                             postal::LEGACY_SYSTEMS
@@ -415,7 +418,7 @@ fn postal_areas(v: &List<Area>, path: &str, issues: &mut Issues) -> Vec<PostalAr
                 }
             },
             (None, None) => {
-                issues.add(format!("{at}.country"), "required");
+                issues.add(format!("{}.country", at()), "required");
                 None
             }
             (Some(c), system) => {
@@ -427,7 +430,7 @@ fn postal_areas(v: &List<Area>, path: &str, issues: &mut Issues) -> Vec<PostalAr
                     Some(code) => Some(code),
                     _ => {
                         issues.add(
-                            format!("{at}.country"),
+                            format!("{}.country", at()),
                             "must be an ISO 3166-1 alpha-2 country code such as US",
                         );
                         None
@@ -440,7 +443,7 @@ fn postal_areas(v: &List<Area>, path: &str, issues: &mut Issues) -> Vec<PostalAr
                             Some((code.into(), system))
                         } else {
                             issues.add(
-                                format!("{at}.system"),
+                                format!("{}.system", at()),
                                 format!("for country {code} must be {}", allowed.join(" or ")),
                             );
                             None
@@ -509,7 +512,7 @@ pub fn check_constraints(raw: &Raw, base: &str, issues: &mut Issues) -> Option<C
                 check: &dyn Fn(&str) -> Result<Code, String>|
      -> Vec<Code> {
         match raw.get(key) {
-            Some(Field::Strings(v)) => strings(v, &at(key), MAX_LIST, issues, check),
+            Some(Field::Strings(v)) => strings(v, &|| at(key), MAX_LIST, issues, check),
             _ => vec![],
         }
     };

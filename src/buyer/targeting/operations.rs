@@ -54,7 +54,7 @@ fn country_filter(system: &str, country: Option<&str>) -> Result<Option<String>,
         return Err(ApiError::invalid("country", "applies to regions only"));
     }
     let code = c.to_ascii_uppercase();
-    if !vocab::is_country(&code) {
+    if !vocab::is_country(code.as_str()) {
         return Err(ApiError::invalid(
             "country",
             "must be an ISO 3166-1 alpha-2 country code such as US",

@@ -8,7 +8,7 @@
 
 use std::sync::LazyLock;
 
-use super::code::key;
+use super::code::{KeyIndex, Member, key};
 
 /// The dimensions that can be listed and resolved by name.
 pub const SYSTEMS: &[&str] = &["nielsen_dma", "countries", "regions", "languages"];
@@ -34,7 +34,7 @@ pub struct Entry {
 #[derive(Debug)]
 pub struct Vocab {
     pub entries: Vec<Entry>,
-    by_key: foldhash::HashMap<u128, usize>,
+    by_key: KeyIndex,
     /// Codes too long for a key (none today; kept so no entry is lost).
     by_text: foldhash::HashMap<&'static str, usize>,
 }
@@ -43,35 +43,37 @@ impl Vocab {
     fn new(mut entries: Vec<Entry>) -> Vocab {
         entries.sort_by(|a, b| a.code.cmp(b.code));
         entries.dedup_by(|a, b| a.code == b.code);
-        let mut by_key = foldhash::HashMap::default();
+        let mut by_key = Vec::with_capacity(entries.len());
         let mut by_text = foldhash::HashMap::default();
         for (i, e) in entries.iter().enumerate() {
             match key(e.code) {
-                Some(k) => by_key.insert(k, i),
-                None => by_text.insert(e.code, i),
+                Some(k) => by_key.push((k, i)),
+                None => {
+                    by_text.insert(e.code, i);
+                }
             };
         }
         Vocab {
             entries,
-            by_key,
+            by_key: KeyIndex::new(&by_key),
             by_text,
         }
     }
 
-    fn index(&self, code: &str) -> Option<usize> {
-        match key(code) {
-            Some(k) => self.by_key.get(&k),
-            None => self.by_text.get(code),
+    /// A code's position; a normalised [`Code`](super::Code) brings its key.
+    fn index<M: Member + ?Sized>(&self, code: &M) -> Option<usize> {
+        match code.member() {
+            Ok(k) => self.by_key.get(k),
+            Err(text) => self.by_text.get(text).copied(),
         }
-        .copied()
     }
 
     /// The entry of an exact (canonical-case) code.
-    pub fn get(&self, code: &str) -> Option<&Entry> {
+    pub fn get<M: Member + ?Sized>(&self, code: &M) -> Option<&Entry> {
         self.index(code).map(|i| &self.entries[i])
     }
 
-    pub fn contains(&self, code: &str) -> bool {
+    pub fn contains<M: Member + ?Sized>(&self, code: &M) -> bool {
         self.index(code).is_some()
     }
 }
@@ -180,22 +182,22 @@ pub fn vocab(system: &str) -> Option<&'static Vocab> {
 }
 
 /// An ISO 3166-1 alpha-2 code (upper case).
-pub fn is_country(code: &str) -> bool {
+pub fn is_country<M: Member + ?Sized>(code: &M) -> bool {
     COUNTRIES.contains(code)
 }
 
 /// An ISO 3166-2 subdivision code such as `US-CA` (upper case).
-pub fn is_region(code: &str) -> bool {
+pub fn is_region<M: Member + ?Sized>(code: &M) -> bool {
     REGIONS.contains(code)
 }
 
 /// An ISO 639-1 code (lower case).
-pub fn is_language(code: &str) -> bool {
+pub fn is_language<M: Member + ?Sized>(code: &M) -> bool {
     LANGUAGES.contains(code)
 }
 
 /// A Nielsen DMA code such as `501`.
-pub fn is_dma(code: &str) -> bool {
+pub fn is_dma<M: Member + ?Sized>(code: &M) -> bool {
     DMA.contains(code)
 }
 
