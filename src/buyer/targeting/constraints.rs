@@ -156,7 +156,8 @@ fn index(path: &str, i: usize) -> String {
 }
 
 /// A list of strings, each checked (and normalised) by `check`; duplicates
-/// after normalisation are dropped (the first kept). Problems go to `path[i]`.
+/// after normalisation are dropped (the first kept). Problems go to `path[i]`;
+/// `path` is written out only then (most validations report nothing).
 fn strings(
     v: &List<Str>,
     path: &dyn Fn() -> String,
