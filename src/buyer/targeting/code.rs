@@ -200,6 +200,34 @@ impl Code {
     }
 }
 
+/// One bit per byte of `w`: whether it is an ASCII digit.
+#[inline(always)]
+fn digit_bits(w: u64) -> u16 {
+    let low7 = w & splat(0x7f);
+    // A byte's top bit: at least `0`, past `9`; neither sum carries.
+    let from = low7 + splat(0x80 - b'0');
+    let past = low7 + splat(0x80 - b'9' - 1);
+    let tops = from & !past & !w & splat(0x80);
+    // Gathers the eight top bits into the top byte, byte `i` to bit `i`.
+    ((tops >> 7).wrapping_mul(0x0102_0408_1020_4080) >> 56) as u16
+}
+
+impl Code {
+    /// `s` as a code, when it is `len` bytes and its digits are exactly
+    /// those `digits` marks (bit `i`: byte `i`). Checked on the two words
+    /// the code is built from, with no pass over its bytes: the digit
+    /// formats' already-canonical codes, most postal codes.
+    #[inline]
+    pub fn with_digits(s: &str, len: usize, digits: u16) -> Option<Code> {
+        if s.len() != len {
+            return None;
+        }
+        let (lo, hi) = words(s.as_bytes())?;
+        (digit_bits(lo) | (digit_bits(hi) << 8) == digits)
+            .then(|| Code(Repr::Short(Block(pack(lo, hi, len).to_le_bytes()))))
+    }
+}
+
 impl Default for Code {
     fn default() -> Code {
         Code::new("")
@@ -571,6 +599,38 @@ mod tests {
                 assert_eq!(switch_case(w, b'A'), down, "{b:#x} by {n:#x}");
             }
         }
+    }
+
+    #[test]
+    fn digits_are_told_apart_from_every_other_byte() {
+        // Every byte value at every position of codes of several lengths.
+        for n in [1, 4, 5, 8, 9, 10, 15, 16] {
+            let base = "0123456789012345678".get(..n).unwrap();
+            for b in 0..=255u8 {
+                for at in 0..n {
+                    let mut t = base.as_bytes().to_vec();
+                    t[at] = b;
+                    // A byte that is not text on its own becomes U+FFFD.
+                    let text = String::from_utf8_lossy(&t).into_owned();
+                    let digits = text
+                        .bytes()
+                        .take(16)
+                        .enumerate()
+                        .filter(|(_, b)| b.is_ascii_digit())
+                        .fold(0u16, |m, (i, _)| m | (1 << i));
+                    let want = (text.len() <= 15).then(|| Code::new(&text));
+                    assert_eq!(Code::with_digits(&text, text.len(), digits), want, "{t:?}");
+                    let other = digits ^ (1 << at.min(15));
+                    assert_eq!(Code::with_digits(&text, text.len(), other), None, "{t:?}");
+                    assert_eq!(Code::with_digits(&text, text.len() + 1, digits), None);
+                }
+            }
+        }
+        assert_eq!(
+            Code::with_digits("94105", 5, 0x1f),
+            Some(Code::new("94105"))
+        );
+        assert_eq!(Code::with_digits("", 0, 0), Some(Code::new("")));
     }
 
     #[test]

@@ -360,10 +360,14 @@ fn metros(v: &List<Area>, path: &str, issues: &mut Issues) -> Vec<MetroArea> {
             let code = s.trim();
             if code.is_empty() || !code.bytes().all(|b| b.is_ascii_digit()) {
                 Err("must be a numeric string code such as \"501\"".into())
-            } else if system == Some("nielsen_dma") && !vocab::is_dma(code) {
-                Err("is not a Nielsen DMA code".into())
             } else {
-                Ok(Code::new(code))
+                // The code first: a vocabulary lookup takes the key it holds.
+                let code = Code::new(code);
+                if system == Some("nielsen_dma") && !vocab::is_dma(&code) {
+                    Err("is not a Nielsen DMA code".into())
+                } else {
+                    Ok(code)
+                }
             }
         });
         if let Some(system) = system {

@@ -228,6 +228,21 @@ impl Format {
     /// Checks one code and returns its canonical form, or what a valid code
     /// looks like.
     pub fn normalize(self, raw: &str) -> Result<Code, String> {
+        // A digit format's code that came canonical is checked as it is
+        // built; anything else goes the long way.
+        let b = raw.as_bytes();
+        let hyphen = |at: usize| b.get(at) == Some(&b'-');
+        let canonical = match self {
+            Format::Zip | Format::PlzDe | Format::CodePostal => Code::with_digits(raw, 5, 0x1f),
+            Format::Plz4 | Format::Postcode => Code::with_digits(raw, 4, 0xf),
+            Format::Pin => Code::with_digits(raw, 6, 0x3f).filter(|_| b[0] != b'0'),
+            Format::ZipPlusFour => Code::with_digits(raw, 10, 0x3df).filter(|_| hyphen(5)),
+            Format::Cep => Code::with_digits(raw, 9, 0x1df).filter(|_| hyphen(5)),
+            _ => None,
+        };
+        if let Some(code) = canonical {
+            return Ok(code);
+        }
         let s = tidy(raw);
         let b = s.as_bytes();
         // Every format is ASCII; checking first keeps the byte slicing below safe.
