@@ -391,6 +391,21 @@ mod tests {
     }
 
     #[test]
+    fn lists_of_codes_of_every_length_are_written_as_serde_writes_them() {
+        let text = "0123456789ABCDEFGHIJ";
+        let all: Vec<Code> = (0..=text.len()).map(|n| Code::new(&text[..n])).collect();
+        for list in [&all[..0], &all[..1], &all[3..4], &all[..], &all[14..]] {
+            let mut out = b"x".to_vec();
+            codes(&mut out, list).unwrap();
+            let want = [&b"x"[..], &serde_json::to_vec(list).unwrap()].concat();
+            assert_eq!(
+                String::from_utf8(out).unwrap(),
+                String::from_utf8(want).unwrap()
+            );
+        }
+    }
+
+    #[test]
     fn a_code_that_needs_escaping_is_escaped() {
         let mut out = Vec::new();
         codes(&mut out, &[Code::new("a\"b\\c\n"), Code::new("é")]).unwrap();
