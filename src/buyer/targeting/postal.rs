@@ -183,6 +183,16 @@ fn split_full(s: &[u8]) -> Option<(&[u8], &[u8])> {
     }
 }
 
+/// No lower-case letter.
+fn upper(s: &[u8]) -> bool {
+    !s.iter().any(u8::is_ascii_lowercase)
+}
+
+/// A full code already as `outward inward`, its parts passing `valid`.
+fn full(s: &[u8], valid: impl Fn(&[u8], &[u8]) -> bool) -> bool {
+    split_full(s).is_some_and(|(o, i)| o.len() + 1 + i.len() == s.len() && valid(o, i))
+}
+
 /// The code format of a valid (country, system) pair, found once per area
 /// rather than once per code.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -238,11 +248,28 @@ impl Format {
             Format::Pin => Code::with_digits(raw, 6, 0x3f).filter(|_| b[0] != b'0'),
             Format::ZipPlusFour => Code::with_digits(raw, 10, 0x3df).filter(|_| hyphen(5)),
             Format::Cep => Code::with_digits(raw, 9, 0x1df).filter(|_| hyphen(5)),
-            _ => None,
+            // The checks below want upper case and one space: a code that
+            // passes them as it came is canonical.
+            Format::GbOutward => (gb_outward(b) && upper(b)).then(|| Code::new(raw)),
+            Format::CaFsa => ca_fsa(b).then(|| Code::new(raw)),
+            Format::GbFull => (full(b, |o, i| (gb_outward(o) || o == b"GIR") && gb_inward(i))
+                && upper(b))
+            .then(|| Code::new(raw)),
+            Format::CaFull => full(b, |f, l| ca_fsa(f) && ca_ldu(l)).then(|| Code::new(raw)),
+            Format::Other => (b.len() <= 10
+                && b.iter().any(u8::is_ascii_alphanumeric)
+                && b.iter()
+                    .all(|c| c.is_ascii_digit() || c.is_ascii_uppercase() || *c == b'-'))
+            .then(|| Code::new(raw)),
         };
-        if let Some(code) = canonical {
-            return Ok(code);
+        match canonical {
+            Some(code) => Ok(code),
+            None => self.normalize_tidied(raw),
         }
+    }
+
+    /// [`Format::normalize`] the long way: tidied first, then checked.
+    fn normalize_tidied(self, raw: &str) -> Result<Code, String> {
         let s = tidy(raw);
         let b = s.as_bytes();
         // Every format is ASCII; checking first keeps the byte slicing below safe.
@@ -292,6 +319,48 @@ impl Format {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_code_taken_as_it_came_is_what_the_long_way_makes_of_it() {
+        let formats = [
+            ("US", "zip", "94105"),
+            ("US", "zip_plus_four", "94105-1234"),
+            ("GB", "outward", "SW1A"),
+            ("GB", "outward", "M1"),
+            ("GB", "full", "SW1A 1AA"),
+            ("GB", "full", "GIR 0AA"),
+            ("CA", "fsa", "K1A"),
+            ("CA", "full", "K1A 0B1"),
+            ("DE", "plz", "10115"),
+            ("CH", "plz", "8001"),
+            ("FR", "code_postal", "75001"),
+            ("AU", "postcode", "2000"),
+            ("BR", "cep", "01310-100"),
+            ("IN", "pin", "110001"),
+            ("NL", "postal_code", "1012 AB"),
+            ("ZA", "postal_code", "0001"),
+        ];
+        let odd = [
+            "0", "9", "A", "a", "Z", "z", "C", " ", "  ", "-", "_", "\t", "é", "",
+        ];
+        for (country, system, valid) in formats {
+            let format = Format::of(country, system);
+            // Each byte of a valid code replaced, and each odd piece put before it.
+            let mut inputs = vec![valid.to_string(), valid.to_lowercase(), format!(" {valid}")];
+            for at in 0..valid.len() {
+                for o in odd {
+                    inputs.push(format!("{}{o}{}", &valid[..at], &valid[at + 1..]));
+                    inputs.push(format!("{}{o}{}", &valid[..at], &valid[at..]));
+                }
+            }
+            for raw in inputs {
+                let long = format.normalize_tidied(&raw).ok().map(String::from);
+                let ours = format.normalize(&raw).ok().map(String::from);
+                assert_eq!(ours, long, "{country} {system} {raw:?}");
+            }
+            assert!(format.normalize(valid).is_ok(), "{valid}");
+        }
+    }
 
     #[test]
     fn formats_and_canonical_forms() {
