@@ -310,17 +310,19 @@ fn merge<A>(
     A: AsMut<Vec<Code>>,
 {
     match areas.iter_mut().find(|a| same(a)) {
-        Some(a) => {
-            let existing = a.as_mut();
-            // `values` has no duplicates of its own (each list is deduplicated).
-            let fresh: Vec<Code> = {
-                let seen: CodeSet = existing.iter().collect();
-                values.into_iter().filter(|v| !seen.contains(v)).collect()
-            };
-            existing.extend(fresh);
-        }
+        Some(a) => add_new(a.as_mut(), values),
         None => areas.push(new(values)),
     }
+}
+
+/// Adds the codes of `values` that `existing` lacks (`values` has no
+/// duplicates of its own: each list is deduplicated).
+fn add_new(existing: &mut Vec<Code>, values: Vec<Code>) {
+    let fresh: Vec<Code> = {
+        let seen: CodeSet = existing.iter().collect();
+        values.into_iter().filter(|v| !seen.contains(v)).collect()
+    };
+    existing.extend(fresh);
 }
 
 impl AsMut<Vec<Code>> for MetroArea {
@@ -466,17 +468,19 @@ fn postal_areas(v: &List<Area>, path: &str, issues: &mut Issues) -> Vec<PostalAr
             // The format depends on the pair: only the shape can be checked.
             None => area_values(obj, &at, issues, |v| Ok(Code::new(v))),
         };
-        if let Some((c, s)) = pair {
-            merge(
-                &mut out,
-                |a| a.country == c && a.system == s,
-                values,
-                |values| PostalArea {
-                    country: c.clone(),
-                    system: s.clone(),
+        if let Some((country, system)) = pair {
+            match out
+                .iter_mut()
+                .find(|a| a.country == country && a.system == system)
+            {
+                Some(a) => add_new(&mut a.values, values),
+                // The pair's strings move into the area.
+                None => out.push(PostalArea {
+                    country,
+                    system,
                     values,
-                },
-            );
+                }),
+            }
         }
     }
     out

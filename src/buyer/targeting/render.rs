@@ -137,8 +137,9 @@ pub struct Written {
 
 struct AreaSpan {
     list: usize,
-    country: Option<String>,
-    system: String,
+    // Codes, not strings: a country and a system are short, so inline.
+    country: Option<Code>,
+    system: Code,
     span: Span,
 }
 
@@ -176,8 +177,8 @@ pub fn constraints(c: &Constraints) -> serde_json::Result<Written> {
         part(&mut out, p, |country, system, span| {
             areas.push(AreaSpan {
                 list: i,
-                country: country.map(str::to_string),
-                system: system.to_string(),
+                country: country.map(Code::new),
+                system: Code::new(system),
                 span,
             })
         })?;
@@ -238,7 +239,7 @@ impl Written {
             let found = self.areas[from..]
                 .iter()
                 .take_while(|a| a.list == list)
-                .position(|a| a.country.as_deref() == country && a.system == system);
+                .position(|a| a.country.as_deref() == country && a.system == *system);
             match found.map(|k| from + k) {
                 Some(k) if self.areas[k].span.codes == values.len() => {
                     self.copy(out, self.areas[k].span);
