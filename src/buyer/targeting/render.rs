@@ -427,7 +427,14 @@ mod tests {
         let mut all: Vec<Code> = (0..=text.len()).map(|n| Code::new(&text[..n])).collect();
         // Past one that needs escaping, the rest are written the plain way.
         all.extend(["a\"b", "c", "d\n", "ef"].map(Code::new));
-        for list in [&all[..0], &all[..1], &all[3..4], &all[..], &all[14..], &all[21..]] {
+        for list in [
+            &all[..0],
+            &all[..1],
+            &all[3..4],
+            &all[..],
+            &all[14..],
+            &all[21..],
+        ] {
             let mut out = b"x".to_vec();
             codes(&mut out, list).unwrap();
             let want = [&b"x"[..], &serde_json::to_vec(list).unwrap()].concat();
