@@ -694,12 +694,17 @@ fn parent_system(country: &str, system: &str) -> Option<&'static str> {
 /// here, so the slices are safe (and `get` keeps them so).
 fn parent(k: PostalKey) -> Option<PostalKey> {
     let system = parent_system(k.0, k.1)?;
-    let code = match system {
-        "zip" => k.2.get(..5),
-        "outward" => k.2.split(' ').next(),
-        _ => k.2.get(..3),
-    }?;
-    Some((k.0, system, code))
+    Some((k.0, system, cut(system)(k.2)?))
+}
+
+/// How a finer code is cut to its code in the coarser `system`: chosen once
+/// per area, not per code.
+fn cut(system: &str) -> fn(&str) -> Option<&str> {
+    match system {
+        "zip" => |c| c.get(..5),
+        "outward" => |c| c.split(' ').next(),
+        _ => |c| c.get(..3),
+    }
 }
 
 /// Is `k` one of `set`'s codes, or inside one of them?
@@ -754,15 +759,13 @@ fn without_postal(areas: &mut Vec<PostalArea>, excluded: &[PostalArea]) {
     } in areas.iter_mut()
     {
         let direct = set(country, system);
-        let coarse = parent_system(country, system).and_then(|p| set(country, p));
+        let coarse = parent_system(country, system).and_then(|p| Some((set(country, p)?, cut(p))));
         if direct.is_none() && coarse.is_none() {
             continue;
         }
         values.retain(|v| {
             let out = direct.is_some_and(|d| d.contains(v))
-                || coarse.is_some_and(|c| {
-                    parent((country, system, v)).is_some_and(|(_, _, p)| c.contains(p))
-                });
+                || coarse.is_some_and(|(c, cut)| cut(v).is_some_and(|p| c.contains(p)));
             !out
         });
     }
@@ -1144,5 +1147,38 @@ mod tests {
 
         let alone = campaign.effective(None);
         assert_eq!(alone.device_type.unwrap().len(), 2);
+    }
+
+    #[test]
+    fn an_excluded_area_removes_the_finer_codes_inside_it() {
+        let c = parse(json!({
+            "geo_postal_areas": [
+                {"country": "US", "system": "zip_plus_four", "values": ["10001-1234", "60601-0001"]},
+                {"country": "GB", "system": "full", "values": ["EC1A 1BB", "SW1A 1AA"]},
+                {"country": "CA", "system": "full", "values": ["K1A 0B1"]},
+                {"country": "US", "system": "zip", "values": ["10001", "94105"]},
+            ],
+            "geo_postal_areas_exclude": [
+                {"country": "US", "system": "zip", "values": ["10001"]},
+                {"country": "GB", "system": "outward", "values": ["EC1A"]},
+                {"country": "CA", "system": "fsa", "values": ["K1A"]},
+            ],
+        }))
+        .unwrap();
+        let kept: Vec<(String, Vec<String>)> = c
+            .effective(None)
+            .geo_postal_areas
+            .unwrap()
+            .into_iter()
+            .map(|a| (a.system, a.values.into_iter().map(String::from).collect()))
+            .collect();
+        assert_eq!(
+            kept,
+            vec![
+                ("zip_plus_four".into(), vec!["60601-0001".into()]),
+                ("full".into(), vec!["SW1A 1AA".into()]),
+                ("zip".into(), vec!["94105".into()]),
+            ]
+        );
     }
 }
