@@ -1150,6 +1150,18 @@ mod tests {
     }
 
     #[test]
+    fn every_listed_value_is_accepted_in_any_case() {
+        for list in [CHANNELS, DEVICE_TYPES, DEVICE_PLATFORMS] {
+            let check = one_of(list, "");
+            for v in list {
+                assert_eq!(check(&format!(" {} ", v.to_uppercase())), Ok(Code::new(v)));
+            }
+        }
+        assert!(one_of(CHANNELS, "")("product_placements").is_err());
+        assert!(one_of(DEVICE_TYPES, "")("phone").is_err());
+    }
+
+    #[test]
     fn an_excluded_area_removes_the_finer_codes_inside_it() {
         let c = parse(json!({
             "geo_postal_areas": [
