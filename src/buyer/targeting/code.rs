@@ -44,7 +44,8 @@ impl Block {
     }
 }
 
-const fn splat(b: u8) -> u64 {
+/// `b` in every byte of a word.
+pub(super) const fn splat(b: u8) -> u64 {
     0x0101_0101_0101_0101 * b as u64
 }
 

@@ -183,6 +183,24 @@ fn split_full(s: &[u8]) -> Option<(&[u8], &[u8])> {
     }
 }
 
+/// A full UK postcode's outward and inward parts (`GIR 0AA` included).
+fn gb_full(outward: &[u8], inward: &[u8]) -> bool {
+    (gb_outward(outward) || outward == b"GIR") && gb_inward(inward)
+}
+
+/// A full Canadian postal code's FSA and LDU.
+fn ca_full(fsa: &[u8], ldu: &[u8]) -> bool {
+    ca_fsa(fsa) && ca_ldu(ldu)
+}
+
+/// Any other country's code: 1 to 10 letters, digits, spaces or hyphens.
+fn other(b: &[u8]) -> bool {
+    b.len() <= 10
+        && b.iter().any(u8::is_ascii_alphanumeric)
+        && b.iter()
+            .all(|c| c.is_ascii_alphanumeric() || *c == b' ' || *c == b'-')
+}
+
 /// No lower-case letter.
 fn upper(s: &[u8]) -> bool {
     !s.iter().any(u8::is_ascii_lowercase)
@@ -252,15 +270,9 @@ impl Format {
             // passes them as it came is canonical.
             Format::GbOutward => (gb_outward(b) && upper(b)).then(|| Code::new(raw)),
             Format::CaFsa => ca_fsa(b).then(|| Code::new(raw)),
-            Format::GbFull => (full(b, |o, i| (gb_outward(o) || o == b"GIR") && gb_inward(i))
-                && upper(b))
-            .then(|| Code::new(raw)),
-            Format::CaFull => full(b, |f, l| ca_fsa(f) && ca_ldu(l)).then(|| Code::new(raw)),
-            Format::Other => (b.len() <= 10
-                && b.iter().any(u8::is_ascii_alphanumeric)
-                && b.iter()
-                    .all(|c| c.is_ascii_digit() || c.is_ascii_uppercase() || *c == b'-'))
-            .then(|| Code::new(raw)),
+            Format::GbFull => (full(b, gb_full) && upper(b)).then(|| Code::new(raw)),
+            Format::CaFull => full(b, ca_full).then(|| Code::new(raw)),
+            Format::Other => (other(b) && upper(b) && !b.contains(&b' ')).then(|| Code::new(raw)),
         };
         match canonical {
             Some(code) => Ok(code),
@@ -281,17 +293,12 @@ impl Format {
             Format::Plz4 | Format::Postcode => digits(b, 4).then_some(s),
             Format::ZipPlusFour => hyphenated(s, 5, 4),
             Format::GbOutward => gb_outward(b).then_some(s),
-            Format::GbFull => spaced(s, |o, i| (gb_outward(o) || o == b"GIR") && gb_inward(i)),
+            Format::GbFull => spaced(s, gb_full),
             Format::CaFsa => ca_fsa(b).then_some(s),
-            Format::CaFull => spaced(s, |f, l| ca_fsa(f) && ca_ldu(l)),
+            Format::CaFull => spaced(s, ca_full),
             Format::Cep => hyphenated(s, 5, 3),
             Format::Pin => (digits(b, 6) && b[0] != b'0').then_some(s),
-            Format::Other => (!b.is_empty()
-                && b.len() <= 10
-                && b.iter().any(u8::is_ascii_alphanumeric)
-                && b.iter()
-                    .all(|c| c.is_ascii_alphanumeric() || *c == b' ' || *c == b'-'))
-            .then_some(s),
+            Format::Other => other(b).then_some(s),
         };
         ok.ok_or_else(|| format!("must be {}", self.expected()))
     }

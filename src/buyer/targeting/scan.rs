@@ -10,6 +10,7 @@
 
 use std::borrow::Cow;
 
+use super::code::splat;
 use super::constraints::FIELDS;
 use super::raw::{AREA_KEYS, Area, AreaObj, Field, List, Raw, Str};
 
@@ -29,10 +30,6 @@ pub fn wrapped<'a>(text: &'a str, key: &str) -> Option<Raw<'a>> {
     s.ws();
     (s.i == text.len()).then_some(())?;
     out
-}
-
-const fn splat(b: u8) -> u64 {
-    0x0101_0101_0101_0101 * b as u64
 }
 
 /// A top bit set in each byte of `w` that ends a plain string (a quote,
