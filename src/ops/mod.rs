@@ -131,9 +131,39 @@ pub trait Operation: Send + Sync + 'static {
     }
 
     /// The output's JSON, as every transport sends it: serde's by default.
-    /// An operation whose answer repeats large parts may write them once.
-    fn render(out: &Self::Output) -> serde_json::Result<Vec<u8>> {
-        serde_json::to_vec(out)
+    /// An operation whose answer repeats large parts may write them once
+    /// and share them between pieces.
+    fn render(out: &Self::Output) -> serde_json::Result<Rendered> {
+        serde_json::to_vec(out).map(Rendered::from)
+    }
+}
+
+/// An operation's JSON, in pieces that are sent in turn: an answer that
+/// repeats part of itself shares that text instead of copying it.
+#[derive(Debug, Clone, Default)]
+pub struct Rendered(pub Vec<bytes::Bytes>);
+
+impl From<Vec<u8>> for Rendered {
+    fn from(json: Vec<u8>) -> Rendered {
+        Rendered(vec![json.into()])
+    }
+}
+
+impl Rendered {
+    pub fn len(&self) -> usize {
+        self.0.iter().map(|p| p.len()).sum()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.iter().all(|p| p.is_empty())
+    }
+
+    /// The whole text in one piece (copied only if it is in several).
+    pub fn joined(self) -> bytes::Bytes {
+        match <[bytes::Bytes; 1]>::try_from(self.0) {
+            Ok([one]) => one,
+            Err(pieces) => pieces.concat().into(),
+        }
     }
 }
 
@@ -141,7 +171,7 @@ pub trait Operation: Send + Sync + 'static {
 #[derive(Debug, Clone)]
 pub struct Reply {
     pub status: u16,
-    pub data: bytes::Bytes,
+    pub data: Rendered,
     pub pagination: Option<Pagination>,
 }
 
@@ -246,7 +276,7 @@ fn call<O: Operation>(
         let data = O::render(&out).map_err(ApiError::internal)?;
         Ok(Reply {
             status: O::STATUS,
-            data: data.into(),
+            data,
             pagination,
         })
     })

@@ -17,7 +17,7 @@ use crate::http::{Envelope, ErrorEnvelope, ListEnvelope};
 use crate::ops::input::{JsonBytes, Part, RawInput, parse_query};
 use crate::ops::{
     Access, Ctx, Input, Nothing, Operation, OperationDef, Page, Paged, Pagination, Params, Query,
-    Verb, def,
+    Rendered, Verb, def,
 };
 
 pub static OPERATIONS: &[&OperationDef] = &[
@@ -341,7 +341,7 @@ impl Operation for ValidateTargeting {
         })
     }
 
-    fn render(out: &TargetingValidation) -> serde_json::Result<Vec<u8>> {
+    fn render(out: &TargetingValidation) -> serde_json::Result<Rendered> {
         render::validation(out)
     }
 }

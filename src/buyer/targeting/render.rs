@@ -6,9 +6,14 @@
 //! needs no escaping (every valid code is plain ASCII); anything else goes
 //! through serde.
 
+use std::ops::Range;
+
+use bytes::Bytes;
+
 use super::code::Code;
 use super::constraints::{Constraints, MetroArea, Part, PostalArea};
 use super::operations::TargetingValidation;
+use crate::ops::Rendered;
 
 type Out = Vec<u8>;
 
@@ -159,7 +164,7 @@ fn part(
 /// Normalised constraints written as JSON, with where each list's text
 /// lies and how many codes it holds.
 pub struct Written {
-    json: Vec<u8>,
+    json: Bytes,
     lists: [Option<Span>; 13],
     /// Each area of the metro and postal lists: its list, key and text.
     areas: Vec<AreaSpan>,
@@ -220,7 +225,7 @@ pub fn constraints(c: &Constraints) -> serde_json::Result<Written> {
     }
     out.push(b'}');
     Ok(Written {
-        json: out,
+        json: out.into(),
         lists,
         areas,
     })
@@ -243,27 +248,85 @@ impl serde::Serialize for Written {
     }
 }
 
-impl Written {
-    fn copy(&self, out: &mut Out, span: Span) {
-        out.extend_from_slice(&self.json[span.start..span.end]);
+/// The answer as it is built: the text written for it, and the runs of
+/// the written constraints it repeats, shared rather than copied.
+struct Answer<'w> {
+    json: &'w Bytes,
+    /// New text, written in place by the same writers as the constraints.
+    text: Vec<u8>,
+    /// Where `text` not yet in a piece begins.
+    open: usize,
+    pieces: Vec<Piece>,
+}
+
+enum Piece {
+    Text(Range<usize>),
+    Shared(Range<usize>),
+}
+
+impl<'w> Answer<'w> {
+    fn new(json: &'w Bytes) -> Answer<'w> {
+        Answer {
+            json,
+            text: Vec::with_capacity(1024),
+            open: 0,
+            pieces: Vec::with_capacity(16),
+        }
     }
 
-    /// Writes the effective areas of list `list`, copying each whose
+    /// Repeats `run` of the written constraints. Runs that follow each
+    /// other there, with only the same separators written between them
+    /// here, become one piece.
+    fn share(&mut self, run: Range<usize>) {
+        if let Some(Piece::Shared(last)) = self.pieces.last_mut() {
+            let between = self.json.get(last.end..run.start);
+            if between == self.text.get(self.open..) {
+                self.text.truncate(self.open);
+                last.end = run.end;
+                return;
+            }
+        }
+        if self.open < self.text.len() {
+            self.pieces.push(Piece::Text(self.open..self.text.len()));
+            self.open = self.text.len();
+        }
+        self.pieces.push(Piece::Shared(run));
+    }
+
+    fn finish(mut self) -> Rendered {
+        if self.open < self.text.len() {
+            self.pieces.push(Piece::Text(self.open..self.text.len()));
+        }
+        let text = Bytes::from(self.text);
+        Rendered(
+            self.pieces
+                .into_iter()
+                .map(|p| match p {
+                    Piece::Text(r) => text.slice(r),
+                    Piece::Shared(r) => self.json.slice(r),
+                })
+                .collect(),
+        )
+    }
+}
+
+impl Written {
+    /// Writes the effective areas of list `list`, repeating each whose
     /// normalised area kept all of its codes. Effective areas come in the
     /// order of the normalised ones (some dropped), so one forward walk
     /// finds them.
     fn areas<A>(
         &self,
-        out: &mut Out,
+        out: &mut Answer,
         list: usize,
         areas: &[A],
         fields: Fields<A>,
     ) -> serde_json::Result<()> {
         let mut from = self.areas.partition_point(|a| a.list < list);
-        out.push(b'[');
+        out.text.push(b'[');
         for (i, a) in areas.iter().enumerate() {
             if i > 0 {
-                out.push(b',');
+                out.text.push(b',');
             }
             let f @ (country, system, values) = fields(a);
             let found = self.areas[from..]
@@ -272,62 +335,65 @@ impl Written {
                 .position(|a| a.country.as_deref() == country && a.system == *system);
             match found.map(|k| from + k) {
                 Some(k) if self.areas[k].span.codes == values.len() => {
-                    self.copy(out, self.areas[k].span);
+                    let span = self.areas[k].span;
+                    out.share(span.start..span.end);
                     from = k + 1;
                 }
                 _ => {
-                    area(out, f)?;
+                    area(&mut out.text, f)?;
                 }
             }
         }
-        out.push(b']');
+        out.text.push(b']');
         Ok(())
     }
 }
 
-/// The answer's JSON.
-pub fn validation(v: &TargetingValidation) -> serde_json::Result<Vec<u8>> {
+/// The answer's JSON: the written constraints, then the effective
+/// targeting, whose lists that equal the constraints' repeat their text.
+pub fn validation(v: &TargetingValidation) -> serde_json::Result<Rendered> {
     let written = &v.constraints;
-    let mut out = Vec::with_capacity(512 + written.json.len() * 2);
-    out.extend_from_slice(if v.valid {
+    let mut out = Answer::new(&written.json);
+    out.text.extend_from_slice(if v.valid {
         b"{\"valid\":true,\"constraints\":"
     } else {
         b"{\"valid\":false,\"constraints\":"
     });
-    out.extend_from_slice(&written.json);
-    out.extend_from_slice(b",\"effective\":{");
+    out.share(0..written.json.len());
+    out.text.extend_from_slice(b",\"effective\":{");
     let mut first = true;
     for (i, (name, p)) in v.effective.parts().into_iter().enumerate() {
         let Some(p) = p else { continue };
-        key(&mut out, &mut first, name);
+        key(&mut out.text, &mut first, name);
         // Without a package, each effective list is its normalised list
         // with some codes taken out, order kept: as many codes means the
-        // same list, whose text is copied.
+        // same list, whose text is repeated.
         match (written.lists[i], p) {
-            (Some(span), _) if span.codes == count(p) => written.copy(&mut out, span),
+            (Some(span), _) if span.codes == count(p) => out.share(span.start..span.end),
             (_, Part::Metros(l)) => written.areas(&mut out, i, l, metro)?,
             (_, Part::Postal(l)) => written.areas(&mut out, i, l, postal)?,
-            (_, Part::Codes(l)) => codes(&mut out, l)?,
+            (_, Part::Codes(l)) => codes(&mut out.text, l)?,
         }
     }
+    let text = &mut out.text;
     if !v.effective.unsatisfiable.is_empty() {
-        key(&mut out, &mut first, "unsatisfiable");
-        serde_json::to_writer(&mut out, &v.effective.unsatisfiable)?;
+        key(text, &mut first, "unsatisfiable");
+        serde_json::to_writer(&mut *text, &v.effective.unsatisfiable)?;
     }
-    out.push(b'}');
+    text.push(b'}');
     for (name, labels) in [
         ("geo_metro_names", &v.geo_metro_names),
         ("geo_metro_names_exclude", &v.geo_metro_names_exclude),
     ] {
         if !labels.is_empty() {
-            out.extend_from_slice(b",\"");
-            out.extend_from_slice(name.as_bytes());
-            out.extend_from_slice(b"\":");
-            serde_json::to_writer(&mut out, labels)?;
+            text.extend_from_slice(b",\"");
+            text.extend_from_slice(name.as_bytes());
+            text.extend_from_slice(b"\":");
+            serde_json::to_writer(&mut *text, labels)?;
         }
     }
-    out.push(b'}');
-    Ok(out)
+    text.push(b'}');
+    Ok(out.finish())
 }
 
 #[cfg(test)]
@@ -377,7 +443,7 @@ mod tests {
             serde,
             "serde's own path"
         );
-        (validation(&v).unwrap(), serde)
+        (validation(&v).unwrap().joined().to_vec(), serde)
     }
 
     #[test]
@@ -419,6 +485,53 @@ mod tests {
                 assert_eq!(String::from_utf8(ours).unwrap(), serde, "for {case}");
             }
         }
+    }
+
+    #[test]
+    fn effective_lists_that_kept_their_codes_share_the_constraints_text() {
+        let answer = |constraints: serde_json::Value| {
+            let mut issues = Issues::default();
+            let c = parse_constraints(&constraints, "constraints", &mut issues).unwrap();
+            let v = TargetingValidation {
+                valid: true,
+                constraints: super::constraints(&c).unwrap(),
+                effective: c.into_effective(None),
+                geo_metro_names: vec![],
+                geo_metro_names_exclude: vec![],
+            };
+            let written = v.constraints.json.clone();
+            let pieces = validation(&v).unwrap().0;
+            // Which pieces are slices of the constraints' text, not copies.
+            let range = written.as_ptr_range();
+            let shared: Vec<bool> = pieces
+                .iter()
+                .map(|p| !p.is_empty() && range.contains(&p.as_ptr()))
+                .collect();
+            (pieces.len(), shared)
+        };
+        let postal = json!([
+            {"country": "US", "system": "zip", "values": ["94105", "10001", "60601"]},
+            {"country": "GB", "system": "outward", "values": ["EC1", "M1"]},
+        ]);
+        // Nothing taken out: the constraints, then every effective list in
+        // one slice of them.
+        let (n, shared) = answer(json!({
+            "channels": ["display"],
+            "geo_metros": [{"system": "nielsen_dma", "values": ["501", "803"]}],
+            "geo_postal_areas": postal,
+            "language": ["en"],
+        }));
+        assert_eq!((n, shared), (5, vec![false, true, false, true, false]));
+        // One area loses a code: it is written, the other areas and lists
+        // are still shared.
+        let (n, shared) = answer(json!({
+            "channels": ["display"],
+            "geo_postal_areas": postal,
+            "geo_postal_areas_exclude": [{"country": "US", "system": "zip", "values": ["10001"]}],
+            "language": ["en"],
+        }));
+        assert!(n > 5, "{n} pieces");
+        assert_eq!(shared.iter().filter(|s| **s).count(), 3, "{shared:?}");
     }
 
     #[test]
