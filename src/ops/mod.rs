@@ -150,14 +150,6 @@ impl From<Vec<u8>> for Rendered {
 }
 
 impl Rendered {
-    pub fn len(&self) -> usize {
-        self.0.iter().map(|p| p.len()).sum()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.0.iter().all(|p| p.is_empty())
-    }
-
     /// The whole text in one piece (copied only if it is in several).
     pub fn joined(self) -> bytes::Bytes {
         match <[bytes::Bytes; 1]>::try_from(self.0) {
