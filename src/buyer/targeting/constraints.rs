@@ -300,29 +300,24 @@ fn area_items<'r, 'a>(v: &'r List<Area<'a>>, path: &str, issues: &mut Issues) ->
     }
 }
 
-/// Adds `values` to the area of the same key, or a new area, without duplicates.
-fn merge<A>(
-    areas: &mut Vec<A>,
-    same: impl Fn(&A) -> bool,
-    values: Vec<Code>,
-    new: impl FnOnce(Vec<Code>) -> A,
-) where
-    A: AsMut<Vec<Code>>,
-{
-    match areas.iter_mut().find(|a| same(a)) {
-        Some(a) => add_new(a.as_mut(), values),
-        None => areas.push(new(values)),
+/// Adds `area` to `areas`: its codes go into the area that is the `same`
+/// (without duplicates), else it is a new area, its strings moved in.
+fn merge<A: AsMut<Vec<Code>>>(areas: &mut Vec<A>, mut area: A, same: impl Fn(&A, &A) -> bool) {
+    match areas.iter_mut().find(|a| same(a, &area)) {
+        Some(existing) => {
+            // `area` has no duplicates of its own (each list is deduplicated).
+            let existing = existing.as_mut();
+            let fresh: Vec<Code> = {
+                let seen: CodeSet = existing.iter().collect();
+                std::mem::take(area.as_mut())
+                    .into_iter()
+                    .filter(|v| !seen.contains(v))
+                    .collect()
+            };
+            existing.extend(fresh);
+        }
+        None => areas.push(area),
     }
-}
-
-/// Adds the codes of `values` that `existing` lacks (`values` has no
-/// duplicates of its own: each list is deduplicated).
-fn add_new(existing: &mut Vec<Code>, values: Vec<Code>) {
-    let fresh: Vec<Code> = {
-        let seen: CodeSet = existing.iter().collect();
-        values.into_iter().filter(|v| !seen.contains(v)).collect()
-    };
-    existing.extend(fresh);
 }
 
 impl AsMut<Vec<Code>> for MetroArea {
@@ -373,15 +368,11 @@ fn metros(v: &List<Area>, path: &str, issues: &mut Issues) -> Vec<MetroArea> {
             }
         });
         if let Some(system) = system {
-            merge(
-                &mut out,
-                |a| a.system == system,
+            let area = MetroArea {
+                system: system.to_string(),
                 values,
-                |values| MetroArea {
-                    system: system.to_string(),
-                    values,
-                },
-            );
+            };
+            merge(&mut out, area, |a, b| a.system == b.system);
         }
     }
     out
@@ -469,18 +460,14 @@ fn postal_areas(v: &List<Area>, path: &str, issues: &mut Issues) -> Vec<PostalAr
             None => area_values(obj, &at, issues, |v| Ok(Code::new(v))),
         };
         if let Some((country, system)) = pair {
-            match out
-                .iter_mut()
-                .find(|a| a.country == country && a.system == system)
-            {
-                Some(a) => add_new(&mut a.values, values),
-                // The pair's strings move into the area.
-                None => out.push(PostalArea {
-                    country,
-                    system,
-                    values,
-                }),
-            }
+            let area = PostalArea {
+                country,
+                system,
+                values,
+            };
+            merge(&mut out, area, |a, b| {
+                a.country == b.country && a.system == b.system
+            });
         }
     }
     out
@@ -649,19 +636,7 @@ fn union_areas<A: Clone + AsMut<Vec<Code>>>(
 ) -> Vec<A> {
     let mut out: Vec<A> = a;
     for area in b {
-        let mut area = area.clone();
-        let values = std::mem::take(area.as_mut());
-        let proto = area.clone();
-        merge(
-            &mut out,
-            |x| same(x, &proto),
-            values,
-            |values| {
-                let mut n = proto.clone();
-                *n.as_mut() = values;
-                n
-            },
-        );
+        merge(&mut out, area.clone(), &same);
     }
     out
 }

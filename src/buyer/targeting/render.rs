@@ -2,9 +2,9 @@
 //! writes, but cheaper: an answer repeats hundreds of codes, since the
 //! effective targeting of constraints without a package mostly equals their
 //! normalised lists. Each list is written once; an effective list equal to
-//! its normalised one is copied as text. A code is written as it is when it
-//! needs no escaping (every valid code is plain ASCII); anything else goes
-//! through serde.
+//! its normalised one is sent as a shared slice of that text, not copied.
+//! A code is written as it is when it needs no escaping (every valid code
+//! is plain ASCII); anything else goes through serde.
 
 use std::ops::Range;
 
@@ -185,6 +185,12 @@ struct Span {
     codes: usize,
 }
 
+impl Span {
+    fn text(self) -> Range<usize> {
+        self.start..self.end
+    }
+}
+
 fn count(p: Part) -> usize {
     match p {
         Part::Codes(l) => l.len(),
@@ -286,17 +292,20 @@ impl<'w> Answer<'w> {
                 return;
             }
         }
+        self.close_text();
+        self.pieces.push(Piece::Shared(run));
+    }
+
+    /// The text written since the last piece becomes a piece.
+    fn close_text(&mut self) {
         if self.open < self.text.len() {
             self.pieces.push(Piece::Text(self.open..self.text.len()));
             self.open = self.text.len();
         }
-        self.pieces.push(Piece::Shared(run));
     }
 
     fn finish(mut self) -> Rendered {
-        if self.open < self.text.len() {
-            self.pieces.push(Piece::Text(self.open..self.text.len()));
-        }
+        self.close_text();
         let text = Bytes::from(self.text);
         Rendered(
             self.pieces
@@ -335,8 +344,7 @@ impl Written {
                 .position(|a| a.country.as_deref() == country && a.system == *system);
             match found.map(|k| from + k) {
                 Some(k) if self.areas[k].span.codes == values.len() => {
-                    let span = self.areas[k].span;
-                    out.share(span.start..span.end);
+                    out.share(self.areas[k].span.text());
                     from = k + 1;
                 }
                 _ => {
@@ -369,7 +377,7 @@ pub fn validation(v: &TargetingValidation) -> serde_json::Result<Rendered> {
         // with some codes taken out, order kept: as many codes means the
         // same list, whose text is repeated.
         match (written.lists[i], p) {
-            (Some(span), _) if span.codes == count(p) => out.share(span.start..span.end),
+            (Some(span), _) if span.codes == count(p) => out.share(span.text()),
             (_, Part::Metros(l)) => written.areas(&mut out, i, l, metro)?,
             (_, Part::Postal(l)) => written.areas(&mut out, i, l, postal)?,
             (_, Part::Codes(l)) => codes(&mut out.text, l)?,
