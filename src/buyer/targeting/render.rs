@@ -29,7 +29,7 @@ fn string(out: &mut Out, s: &str) -> serde_json::Result<()> {
 }
 
 fn code(out: &mut Out, c: &Code) -> serde_json::Result<()> {
-    match c.block_without(b"\"\\") {
+    match c.json_block() {
         Some((block, n)) => {
             // The whole block in one copy, then cut to the code's length.
             let at = out.len();
@@ -77,8 +77,7 @@ fn plain_codes(out: &mut Out, list: &[Code]) -> usize {
     let mut at = start;
     let mut written = 0;
     for c in list {
-        let (Some((block, n)), Some(room)) = (c.block_without(b"\"\\"), out.get_mut(at..at + ROOM))
-        else {
+        let (Some((block, n)), Some(room)) = (c.json_block(), out.get_mut(at..at + ROOM)) else {
             break;
         };
         // A comma before each but the first, overwritten by the quote then.
@@ -547,7 +546,7 @@ mod tests {
         let text = "0123456789ABCDEFGHIJ";
         let mut all: Vec<Code> = (0..=text.len()).map(|n| Code::new(&text[..n])).collect();
         // Past one that needs escaping, the rest are written the plain way.
-        all.extend(["a\"b", "c", "d\n", "ef"].map(Code::new));
+        all.extend(["a\"b", "c", "d\n", "é", "g\\h", "ef"].map(Code::new));
         for list in [
             &all[..0],
             &all[..1],
