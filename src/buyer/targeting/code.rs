@@ -188,7 +188,7 @@ impl Code {
 
     /// An inline code's 16 bytes and its length, for copying as a block
     /// into a JSON string, when every byte is ASCII from the space on,
-    /// other than `"` and `\\` (nothing serde would escape).
+    /// other than `"` and `\` (nothing serde would escape).
     #[inline]
     pub fn json_block(&self) -> Option<(&[u8; 16], usize)> {
         match &self.0 {
@@ -202,7 +202,7 @@ impl Code {
 }
 
 /// Whether one of a block's first `n` bytes may not stand in a JSON string
-/// as it is: below the space, not ASCII, `"` or `\\`. One pass of byte
+/// as it is: below the space, not ASCII, `"` or `\`. One pass of byte
 /// operations over the fixed 16 bytes, which the compiler turns into a few
 /// vector instructions.
 #[inline(always)]
