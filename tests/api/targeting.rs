@@ -188,7 +188,7 @@ async fn metros_need_real_dma_codes_as_numeric_strings() {
         &t,
         json!({
             "geo_metros": [
-                {"system": "nielsen_dma", "values": ["501", "803"]},
+                {"system": "nielsen_dma", "values": ["501", " 803\t"]},
                 {"system": "nielsen_dma", "values": ["501", "602"]},
             ],
             "geo_metros_exclude": [{"system": "nielsen_dma", "values": ["798"]}],
@@ -227,7 +227,7 @@ async fn metros_need_real_dma_codes_as_numeric_strings() {
         &t,
         json!({
             "geo_metros": [
-                {"system": "nielsen_dma", "values": [501, "New York", "999", "501"]},
+                {"system": "nielsen_dma", "values": [501, "New York", "999", "501", "5 01", "", " ", "1234567890123456"]},
                 {"system": "msa", "values": ["35620"]},
                 {"values": ["501"]},
                 {"system": "nielsen_dma", "values": []},
@@ -240,6 +240,9 @@ async fn metros_need_real_dma_codes_as_numeric_strings() {
     has(&paths, "constraints.geo_metros[0].values[0]");
     has(&paths, "constraints.geo_metros[0].values[1]");
     has(&paths, "constraints.geo_metros[0].values[2]");
+    for i in 4..=7 {
+        has(&paths, &format!("constraints.geo_metros[0].values[{i}]"));
+    }
     has(&paths, "constraints.geo_metros[1].system");
     has(&paths, "constraints.geo_metros[2].system");
     has(&paths, "constraints.geo_metros[3].values");

@@ -243,6 +243,28 @@ impl Code {
     }
 }
 
+impl Code {
+    /// This code's first `n` bytes (a ZIP+4's ZIP, a Canadian code's FSA),
+    /// cut from its key with no text made; `None` when it is shorter, or
+    /// where `n` is not a character boundary, as `str::get` has it.
+    pub fn prefix(&self, n: usize) -> Option<Code> {
+        match &self.0 {
+            Repr::Short(b) => {
+                let len = usize::from(b.0[15]);
+                let inside_char = n < len && b.0[n] & 0xc0 == 0x80;
+                if n > len || inside_char {
+                    return None;
+                }
+                let k = b.key() & ((1u128 << (8 * n)) - 1);
+                Some(Code(Repr::Short(Block(
+                    (k | ((n as u128) << 120)).to_le_bytes(),
+                ))))
+            }
+            Repr::Long(s) => s.get(..n).map(Code::new),
+        }
+    }
+}
+
 impl Default for Code {
     fn default() -> Code {
         Code::new("")
@@ -388,6 +410,7 @@ impl Keys {
     }
 
     /// Where `k` is, or the free slot where it would go.
+    #[inline(always)]
     fn slot(slots: &[u128], k: u128) -> usize {
         let (a, b) = *SEEDS;
         let m = u128::from(k as u64 ^ a) * u128::from((k >> 64) as u64 ^ b);
@@ -400,7 +423,24 @@ impl Keys {
         i
     }
 
+    /// [`Keys::insert`]'s usual case, inlined into its callers' loops: a
+    /// table with room, a key that is not the empty code.
+    #[inline(always)]
     fn insert(&mut self, k: u128) -> bool {
+        if k == 0 || 2 * (self.len + 1) > self.slots.len() {
+            return self.insert_slow(k);
+        }
+        let i = Keys::slot(&self.slots, k);
+        if self.slots[i] == k {
+            return false;
+        }
+        self.slots[i] = k;
+        self.len += 1;
+        true
+    }
+
+    #[inline(never)]
+    fn insert_slow(&mut self, k: u128) -> bool {
         if k == 0 {
             return !std::mem::replace(&mut self.empty, true);
         }
@@ -577,6 +617,26 @@ mod tests {
         assert!(set.contains(&Code::upper("us")) && set.contains(&long));
         assert!(!set.contains("GB") && !set.contains("a-code-longer-than-fifteeN"));
         assert!(!set.contains("") && set.insert("") && !set.insert("") && set.contains(""));
+    }
+
+    #[test]
+    fn a_prefix_is_the_code_of_the_first_bytes() {
+        for text in [
+            "",
+            "94105-1234",
+            "SW1A 1AA",
+            "exactly-15-byte",
+            "K1A é1",
+            "a much longer Code, é",
+        ] {
+            for n in 0..=text.len() + 1 {
+                let want = text.get(..n).map(Code::new);
+                assert_eq!(Code::new(text).prefix(n), want, "{text:?} cut at {n}");
+                if let Some(p) = Code::new(text).prefix(n) {
+                    assert_eq!(p.key(), key(p.as_str()), "{text:?} cut at {n}");
+                }
+            }
+        }
     }
 
     #[test]

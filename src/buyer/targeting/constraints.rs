@@ -332,6 +332,19 @@ impl AsMut<Vec<Code>> for PostalArea {
     }
 }
 
+/// A metro code: digits, trimmed. All digits as sent (the usual case) is
+/// checked on the words the code is built from, with no pass over its bytes.
+fn numeric(s: &str) -> Option<Code> {
+    let n = s.len();
+    if (1..16).contains(&n)
+        && let Some(code) = Code::with_digits(s, n, (1u16 << n) - 1)
+    {
+        return Some(code);
+    }
+    let code = s.trim();
+    (!code.is_empty() && code.bytes().all(|b| b.is_ascii_digit())).then(|| Code::new(code))
+}
+
 fn metros(v: &List<Area>, path: &str, issues: &mut Issues) -> Vec<MetroArea> {
     let mut out: Vec<MetroArea> = Vec::new();
     for (i, item) in area_items(v, path, issues).iter().enumerate() {
@@ -354,17 +367,14 @@ fn metros(v: &List<Area>, path: &str, issues: &mut Issues) -> Vec<MetroArea> {
             }
         };
         let values = area_values(obj, &at, issues, |s| {
-            let code = s.trim();
-            if code.is_empty() || !code.bytes().all(|b| b.is_ascii_digit()) {
-                Err("must be a numeric string code such as \"501\"".into())
+            let Some(code) = numeric(s) else {
+                return Err("must be a numeric string code such as \"501\"".into());
+            };
+            // A vocabulary lookup takes the key the code holds.
+            if system == Some("nielsen_dma") && !vocab::is_dma(&code) {
+                Err("is not a Nielsen DMA code".into())
             } else {
-                // The code first: a vocabulary lookup takes the key it holds.
-                let code = Code::new(code);
-                if system == Some("nielsen_dma") && !vocab::is_dma(&code) {
-                    Err("is not a Nielsen DMA code".into())
-                } else {
-                    Ok(code)
-                }
+                Ok(code)
             }
         });
         if let Some(system) = system {
@@ -641,7 +651,7 @@ fn union_areas<A: Clone + AsMut<Vec<Code>>>(
     out
 }
 
-type PostalKey<'a> = (&'a str, &'a str, &'a str);
+type PostalKey<'a> = (&'a str, &'a str, Code);
 
 fn postal_keys(areas: &[PostalArea]) -> Vec<PostalKey<'_>> {
     areas
@@ -649,7 +659,7 @@ fn postal_keys(areas: &[PostalArea]) -> Vec<PostalKey<'_>> {
         .flat_map(|a| {
             a.values
                 .iter()
-                .map(move |v| (a.country.as_str(), a.system.as_str(), v.as_str()))
+                .map(move |v| (a.country.as_str(), a.system.as_str(), v.clone()))
         })
         .collect()
 }
@@ -665,38 +675,40 @@ fn parent_system(country: &str, system: &str) -> Option<&'static str> {
     }
 }
 
-/// The coarser area a finer postal code lies in. Codes are canonical ASCII
-/// here, so the slices are safe (and `get` keeps them so).
-fn parent(k: PostalKey) -> Option<PostalKey> {
+/// The coarser area a finer postal code lies in.
+fn parent<'a>(k: &PostalKey<'a>) -> Option<PostalKey<'a>> {
     let system = parent_system(k.0, k.1)?;
-    Some((k.0, system, cut(system)(k.2)?))
+    Some((k.0, system, cut(system)(&k.2)?))
 }
 
 /// How a finer code is cut to its code in the coarser `system`: chosen once
-/// per area, not per code.
-fn cut(system: &str) -> fn(&str) -> Option<&str> {
+/// per area, not per code; the cut is made on the code's key, not its text.
+fn cut(system: &str) -> fn(&Code) -> Option<Code> {
     match system {
-        "zip" => |c| c.get(..5),
-        "outward" => |c| c.split(' ').next(),
-        _ => |c| c.get(..3),
+        "zip" => |c| c.prefix(5),
+        "outward" => |c| {
+            let b = c.as_bytes();
+            c.prefix(b.iter().position(|&x| x == b' ').unwrap_or(b.len()))
+        },
+        _ => |c| c.prefix(3),
     }
 }
 
 /// Is `k` one of `set`'s codes, or inside one of them?
-fn inside(k: PostalKey, set: &HashSet<PostalKey>) -> bool {
-    set.contains(&k) || parent(k).is_some_and(|p| set.contains(&p))
+fn inside(k: &PostalKey, set: &HashSet<PostalKey>) -> bool {
+    set.contains(k) || parent(k).is_some_and(|p| set.contains(&p))
 }
 
 /// Groups keys back into areas, one per (country, system), in first-seen order.
 fn group_postal(keys: Vec<PostalKey>) -> Vec<PostalArea> {
     let mut index: HashMap<(&str, &str), usize> = HashMap::new();
     let mut out: Vec<PostalArea> = Vec::new();
-    let mut seen: HashSet<PostalKey> = HashSet::with_capacity(keys.len());
-    for k @ (c, s, v) in keys {
+    let mut seen: HashSet<&PostalKey> = HashSet::with_capacity(keys.len());
+    for k @ (c, s, v) in &keys {
         if !seen.insert(k) {
             continue;
         }
-        let i = *index.entry((c, s)).or_insert_with(|| {
+        let i = *index.entry((*c, *s)).or_insert_with(|| {
             out.push(PostalArea {
                 country: c.to_string(),
                 system: s.to_string(),
@@ -704,7 +716,7 @@ fn group_postal(keys: Vec<PostalKey>) -> Vec<PostalArea> {
             });
             out.len() - 1
         });
-        out[i].values.push(Code::new(v));
+        out[i].values.push(v.clone());
     }
     out
 }
@@ -740,7 +752,7 @@ fn without_postal(areas: &mut Vec<PostalArea>, excluded: &[PostalArea]) {
         }
         values.retain(|v| {
             let out = direct.is_some_and(|d| d.contains(v))
-                || coarse.is_some_and(|(c, cut)| cut(v).is_some_and(|p| c.contains(p)));
+                || coarse.is_some_and(|(c, cut)| cut(v).is_some_and(|p| c.contains(&p)));
             !out
         });
     }
@@ -867,10 +879,10 @@ impl Constraints {
                     postal_keys(&p.geo_postal_areas),
                 );
                 let (sa, sb): (HashSet<_>, HashSet<_>) =
-                    (a.iter().copied().collect(), b.iter().copied().collect());
+                    (a.iter().cloned().collect(), b.iter().cloned().collect());
                 let mut keep: Vec<PostalKey> =
-                    a.iter().copied().filter(|x| inside(*x, &sb)).collect();
-                keep.extend(b.iter().copied().filter(|y| inside(*y, &sa)));
+                    a.iter().filter(|x| inside(x, &sb)).cloned().collect();
+                keep.extend(b.iter().filter(|y| inside(y, &sa)).cloned());
                 Some(group_postal(keep))
             }
         };
