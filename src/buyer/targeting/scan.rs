@@ -143,21 +143,30 @@ impl<'a> Scan<'a> {
     }
 
     /// The strings that follow as `,"code"` with the code's end in the same
-    /// eight bytes: one read each, where the general way takes a read per
-    /// byte, each waiting on the one before. Stops at anything else (the
-    /// general way then reads it).
+    /// sixteen bytes (a code of up to 13): one read of two words each, where
+    /// the general way takes a read per byte, each waiting on the one
+    /// before. Stops at anything else (the general way then reads it).
     fn compact_strings(&mut self, out: &mut Vec<Str<'a>>) {
         let b = self.text.as_bytes();
-        while let Some(w) = b.get(self.i..).and_then(|r| r.first_chunk::<8>()) {
-            let w = u64::from_le_bytes(*w);
-            if w as u16 != u16::from_le_bytes(*b",\"") {
+        while let Some(w) = b.get(self.i..).and_then(|r| r.first_chunk::<16>()) {
+            let (lo, hi) = (
+                u64::from_le_bytes(*w.first_chunk::<8>().unwrap_or(&[0; 8])),
+                u64::from_le_bytes(*w.last_chunk::<8>().unwrap_or(&[0; 8])),
+            );
+            if lo as u16 != u16::from_le_bytes(*b",\"") {
                 return;
             }
             // Past the comma and the opening quote. A mark above that quote
-            // may be false (see `stops`), so the byte found is checked.
-            let stops = stops(w) & !0xffff;
-            let end = self.i + (stops.trailing_zeros() / 8) as usize;
-            if stops == 0 || b.get(end) != Some(&b'"') {
+            // may be false (see `stops`), so the byte found is checked; the
+            // second word's lowest mark is a true one.
+            let first = stops(lo) & !0xffff;
+            let at = match (first, stops(hi)) {
+                (0, 0) => return,
+                (0, second) => 8 + second.trailing_zeros() / 8,
+                (first, _) => first.trailing_zeros() / 8,
+            };
+            let end = self.i + at as usize;
+            if b.get(end) != Some(&b'"') {
                 return;
             }
             // Both ends sit next to an ASCII quote: character boundaries.
