@@ -525,6 +525,12 @@ impl KeyIndex {
         KeyIndex { keys, at, empty }
     }
 
+    /// Whether `k` is indexed: the keys alone, without the positions'
+    /// memory.
+    pub fn contains(&self, k: u128) -> bool {
+        self.keys.contains(k)
+    }
+
     pub fn get(&self, k: u128) -> Option<usize> {
         match k {
             0 => self.empty,

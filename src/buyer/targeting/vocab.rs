@@ -74,7 +74,10 @@ impl Vocab {
     }
 
     pub fn contains<M: Member + ?Sized>(&self, code: &M) -> bool {
-        self.index(code).is_some()
+        match code.member() {
+            Ok(k) => self.by_key.contains(k),
+            Err(text) => self.by_text.contains_key(text),
+        }
     }
 }
 
