@@ -430,6 +430,12 @@ impl Keys {
         if k == 0 || 2 * (self.len + 1) > self.slots.len() {
             return self.insert_slow(k);
         }
+        self.put(k)
+    }
+
+    /// Puts a non-zero `k` into a table with room for it.
+    #[inline(always)]
+    fn put(&mut self, k: u128) -> bool {
         let i = Keys::slot(&self.slots, k);
         if self.slots[i] == k {
             return false;
@@ -439,6 +445,8 @@ impl Keys {
         true
     }
 
+    /// The empty code, the small list, and a table that must be made or
+    /// grown first.
     #[inline(never)]
     fn insert_slow(&mut self, k: u128) -> bool {
         if k == 0 {
@@ -469,13 +477,7 @@ impl Keys {
                 self.slots[i] = k;
             }
         }
-        let i = Keys::slot(&self.slots, k);
-        if self.slots[i] == k {
-            return false;
-        }
-        self.slots[i] = k;
-        self.len += 1;
-        true
+        self.put(k)
     }
 
     fn contains(&self, k: u128) -> bool {
