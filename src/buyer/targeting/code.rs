@@ -120,14 +120,18 @@ pub fn key(s: &str) -> Option<u128> {
 }
 
 impl Code {
+    /// The inline code of `n` bytes whose words are `(lo, hi)`.
+    #[inline(always)]
+    fn short(lo: u64, hi: u64, n: usize) -> Code {
+        Code(Repr::Short(Block(pack(lo, hi, n).to_le_bytes())))
+    }
+
     fn inline(s: &str, case: Option<u8>) -> Option<Code> {
         let (mut lo, mut hi) = words(s.as_bytes())?;
         if let Some(first) = case {
             (lo, hi) = (switch_case(lo, first), switch_case(hi, first));
         }
-        Some(Code(Repr::Short(Block(
-            pack(lo, hi, s.len()).to_le_bytes(),
-        ))))
+        Some(Code::short(lo, hi, s.len()))
     }
 
     /// `s` in ASCII upper case, when it is at most 15 bytes with no space,
@@ -140,9 +144,7 @@ impl Code {
             return None;
         }
         let (lo, hi) = (switch_case(lo, b'a'), switch_case(hi, b'a'));
-        Some(Code(Repr::Short(Block(
-            pack(lo, hi, s.len()).to_le_bytes(),
-        ))))
+        Some(Code::short(lo, hi, s.len()))
     }
 
     pub fn new(s: &str) -> Code {
@@ -238,12 +240,9 @@ impl Code {
             return None;
         }
         let (lo, hi) = words(s.as_bytes())?;
-        (digit_bits(lo) | (digit_bits(hi) << 8) == digits)
-            .then(|| Code(Repr::Short(Block(pack(lo, hi, len).to_le_bytes()))))
+        (digit_bits(lo) | (digit_bits(hi) << 8) == digits).then(|| Code::short(lo, hi, len))
     }
-}
 
-impl Code {
     /// This code's first `n` bytes (a ZIP+4's ZIP, a Canadian code's FSA),
     /// cut from its key with no text made; `None` when it is shorter, or
     /// where `n` is not a character boundary, as `str::get` has it.
@@ -256,9 +255,7 @@ impl Code {
                     return None;
                 }
                 let k = b.key() & ((1u128 << (8 * n)) - 1);
-                Some(Code(Repr::Short(Block(
-                    (k | ((n as u128) << 120)).to_le_bytes(),
-                ))))
+                Some(Code::short(k as u64, (k >> 64) as u64, n))
             }
             Repr::Long(s) => s.get(..n).map(Code::new),
         }

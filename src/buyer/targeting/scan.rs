@@ -149,10 +149,8 @@ impl<'a> Scan<'a> {
     fn compact_strings(&mut self, out: &mut Vec<Str<'a>>) {
         let b = self.text.as_bytes();
         while let Some(w) = b.get(self.i..).and_then(|r| r.first_chunk::<16>()) {
-            let (lo, hi) = (
-                u64::from_le_bytes(*w.first_chunk::<8>().unwrap_or(&[0; 8])),
-                u64::from_le_bytes(*w.last_chunk::<8>().unwrap_or(&[0; 8])),
-            );
+            let w = u128::from_le_bytes(*w);
+            let (lo, hi) = (w as u64, (w >> 64) as u64);
             if lo as u16 != u16::from_le_bytes(*b",\"") {
                 return;
             }
