@@ -87,6 +87,11 @@ impl Application {
 
         state.bus.start_listener(state.shutdown.clone());
         crate::db::spawn_checkpointer(state.db.clone(), state.shutdown.clone());
+        auth::oauth::prune::spawn(
+            state.db.clone(),
+            state.config.oauth.prune_every,
+            state.shutdown.clone(),
+        );
         if !state.bus.wait_healthy(Duration::from_secs(5)).await {
             tracing::warn!("event bus listener not connected yet; /readyz says so until it is");
         }

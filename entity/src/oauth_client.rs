@@ -11,6 +11,8 @@ pub struct Model {
     /// JSON array of the exact redirect URIs, as registered.
     pub redirect_uris: String,
     pub created_at: DateTimeUtc,
+    /// When it first obtained a grant; unused clients are pruned.
+    pub used_at: Option<DateTimeUtc>,
 }
 
 #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]

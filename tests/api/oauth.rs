@@ -1425,7 +1425,7 @@ async fn metadata_documents_describe_the_server_at_its_public_url() {
             "token_endpoint": format!("{public}/auth/token"),
             "registration_endpoint": format!("{public}/auth/register"),
             "revocation_endpoint": format!("{public}/auth/revoke"),
-            "scopes_supported": ["openid", "profile", "email"],
+            "scopes_supported": ["openid", "profile", "email", "platform:read", "platform:write"],
             "response_types_supported": ["code"],
             "response_modes_supported": ["query"],
             "grant_types_supported": ["authorization_code", "refresh_token"],
@@ -1706,4 +1706,400 @@ async fn an_agent_host_finds_the_server_from_the_mcp_challenge_and_calls_a_tool(
                 .as_str()
         )
     );
+}
+
+// ------------------------------------------------ access: scopes and consent
+
+/// Login, then the consent `decision` for a request with `scope`: the
+/// consent page and the token response.
+async fn tokens_deciding(
+    app: &TestApp,
+    client_id: &str,
+    who: &Tenant,
+    scope: &str,
+    decision: &str,
+) -> (Answer, Value) {
+    let (verifier, challenge) = pkce();
+    let login = login_page_with(app, client_id, &challenge, &[("scope", scope)]).await;
+    let consent = sign_in(app, &login, &who.email, PASSWORD).await;
+    consent.assert_page(200, "Allow");
+    let back = decide(app, &login, decision).await;
+    assert_eq!(back.status, 303, "{}", back.text);
+    let code = back
+        .location()
+        .query_pairs()
+        .find(|(k, _)| k == "code")
+        .expect("a code")
+        .1
+        .into_owned();
+    let res = exchange(app, client_id, &code, &verifier).await;
+    assert_eq!(res.status, 200, "{}", res.text);
+    (consent, res.json)
+}
+
+/// (status of a read, status of a write) with `token`.
+async fn read_and_write(app: &TestApp, token: &str) -> (u16, u16) {
+    let read = app.get("/api/v2/buyer/advertisers", token).await;
+    let write = app
+        .post(
+            "/api/v2/buyer/advertisers",
+            token,
+            &json!({"name": "W", "brand": "w.example", "primaryCurrency": "USD"}),
+        )
+        .await;
+    if write.status == 403 {
+        write.assert_error(403, "FORBIDDEN");
+    }
+    (read.status.as_u16(), write.status.as_u16())
+}
+
+#[actix_web::test]
+async fn a_read_only_grant_reads_but_is_refused_every_write_and_keeps_it_on_refresh() {
+    let app = spawn_app().await;
+    let acc = account(&app, "Acme").await;
+    let pat = person(&app, &acc, "member").await;
+    let client_id = client(&app, "Agent").await;
+
+    // No platform scope asked: read-only is offered first, writing second.
+    let (consent, tokens) =
+        tokens_deciding(&app, &client_id, &pat, "openid profile email", "read").await;
+    let read_at = consent.text.find("value=\"read\"").unwrap();
+    let write_at = consent.text.find("value=\"allow\"").unwrap();
+    assert!(read_at < write_at, "{}", consent.text);
+    assert_eq!(tokens["scope"], json!("openid profile email platform:read"));
+    let token = bearer(&tokens);
+    assert_eq!(
+        me(&app, token).await.data()["permissions"],
+        json!(["platform:read"])
+    );
+    assert_eq!(read_and_write(&app, token).await, (200, 403));
+
+    // A refresh keeps it read-only, also when the client names only the
+    // identity scopes (as Authlib does with its session's scope).
+    let rt = tokens["refresh_token"].as_str().unwrap();
+    let res = form(
+        &app,
+        "/auth/token",
+        &[
+            ("grant_type", "refresh_token"),
+            ("refresh_token", rt),
+            ("client_id", &client_id),
+            ("scope", "openid profile email"),
+        ],
+        None,
+    )
+    .await;
+    assert_eq!(res.status, 200, "{}", res.text);
+    assert_eq!(
+        res.json["scope"],
+        json!("openid profile email platform:read")
+    );
+    assert_eq!(read_and_write(&app, bearer(&res.json)).await, (200, 403));
+    // Asking for more than was granted is refused.
+    form(
+        &app,
+        "/auth/token",
+        &[
+            ("grant_type", "refresh_token"),
+            ("refresh_token", res.json["refresh_token"].as_str().unwrap()),
+            ("client_id", &client_id),
+            ("scope", "openid platform:write"),
+        ],
+        None,
+    )
+    .await
+    .assert_oauth_error(400, "invalid_scope");
+
+    // Allow, for the same request, acts as the user (the spec's clients).
+    let (_, tokens) =
+        tokens_deciding(&app, &client_id, &pat, "openid profile email", "allow").await;
+    assert_eq!(tokens["scope"], json!("openid profile email"));
+    assert_eq!(
+        me(&app, bearer(&tokens)).await.data()["permissions"],
+        json!([])
+    );
+    assert_eq!(read_and_write(&app, bearer(&tokens)).await, (200, 201));
+}
+
+#[actix_web::test]
+async fn a_client_asking_for_platform_read_can_only_be_granted_read_only_access() {
+    let app = spawn_app().await;
+    let acc = account(&app, "Acme").await;
+    let pat = person(&app, &acc, "member").await;
+    let client_id = client(&app, "Reader").await;
+    for decision in ["read", "allow"] {
+        let (consent, tokens) =
+            tokens_deciding(&app, &client_id, &pat, "openid platform:read", decision).await;
+        // The page offers no way to write.
+        assert!(
+            !consent.text.contains("value=\"allow\""),
+            "{}",
+            consent.text
+        );
+        assert!(consent.text.contains("value=\"read\""), "{}", consent.text);
+        assert_eq!(tokens["scope"], json!("openid platform:read"), "{decision}");
+        assert_eq!(read_and_write(&app, bearer(&tokens)).await, (200, 403));
+    }
+    // Anything else the form might say is refused, and the request stays
+    // open for a genuine answer.
+    let (_, challenge) = pkce();
+    let login = login_page_with(&app, &client_id, &challenge, &[("scope", "platform:read")]).await;
+    sign_in(&app, &login, &pat.email, PASSWORD)
+        .await
+        .assert_page(200, "Allow read only");
+    for forged in ["write", "platform:write", ""] {
+        decide(&app, &login, forged)
+            .await
+            .assert_page(400, "Choose Allow or Deny");
+    }
+    assert_eq!(decide(&app, &login, "read").await.status, 303);
+}
+
+#[actix_web::test]
+async fn a_client_asking_for_platform_write_gets_it_unless_the_user_downgrades() {
+    let app = spawn_app().await;
+    let acc = account(&app, "Acme").await;
+    let pat = person(&app, &acc, "member").await;
+    let client_id = client(&app, "Writer").await;
+
+    let (consent, tokens) =
+        tokens_deciding(&app, &client_id, &pat, "openid platform:write", "allow").await;
+    // What was asked comes first; read-only is still offered.
+    let write_at = consent.text.find("value=\"allow\"").unwrap();
+    let read_at = consent.text.find("value=\"read\"").unwrap();
+    assert!(write_at < read_at, "{}", consent.text);
+    assert!(consent.text.contains("phone lines"), "{}", consent.text);
+    assert_eq!(tokens["scope"], json!("openid platform:write"));
+    assert_eq!(
+        me(&app, bearer(&tokens)).await.data()["permissions"],
+        json!(["platform:write"])
+    );
+    assert_eq!(read_and_write(&app, bearer(&tokens)).await, (200, 201));
+    let res = refresh(&app, &client_id, tokens["refresh_token"].as_str().unwrap()).await;
+    assert_eq!(res.json["scope"], json!("openid platform:write"));
+
+    let (_, tokens) = tokens_deciding(
+        &app,
+        &client_id,
+        &pat,
+        "openid platform:read platform:write",
+        "read",
+    )
+    .await;
+    assert_eq!(tokens["scope"], json!("openid platform:read"));
+    assert_eq!(read_and_write(&app, bearer(&tokens)).await, (200, 403));
+}
+
+#[actix_web::test]
+async fn an_unknown_scope_is_invalid_scope_and_the_metadata_lists_the_platform_scopes() {
+    let app = spawn_app().await;
+    let client_id = client(&app, "Agent").await;
+    let (_, challenge) = pkce();
+    for scope in ["openid platform:admin", "platform:*", "PLATFORM:READ"] {
+        let res = get(
+            &app,
+            &authorize_path(&client_id, &challenge, &[("scope", scope)]),
+        )
+        .await;
+        assert_eq!(res.status, 302, "{scope}: {}", res.text);
+        let q: std::collections::HashMap<String, String> =
+            res.location().query_pairs().into_owned().collect();
+        assert_eq!(q["error"], "invalid_scope", "{scope}");
+        assert!(
+            q["error_description"].contains("platform:read platform:write"),
+            "{q:?}"
+        );
+    }
+    let meta = get(&app, "/.well-known/oauth-authorization-server").await;
+    assert_eq!(
+        meta.json["scopes_supported"],
+        json!([
+            "openid",
+            "profile",
+            "email",
+            "platform:read",
+            "platform:write"
+        ])
+    );
+    // MCP hosts ask for every scope the resource lists: the spec's.
+    let resource = get(&app, "/.well-known/oauth-protected-resource/mcp/buyer").await;
+    assert_eq!(
+        resource.json["scopes_supported"],
+        json!(["openid", "profile", "email"])
+    );
+}
+
+// ------------------------------------------------------------ pruning
+
+/// Moves a client's registration `ago` into the past.
+async fn registered_ago(app: &TestApp, client_id: &str, ago: chrono::Duration) {
+    use sea_orm::{ColumnTrait, QueryFilter};
+    entity::oauth_client::Entity::update_many()
+        .col_expr(
+            entity::oauth_client::Column::CreatedAt,
+            sea_orm::sea_query::Expr::value(chrono::Utc::now() - ago),
+        )
+        .filter(entity::oauth_client::Column::Id.eq(client_id))
+        .exec(&app.db)
+        .await
+        .unwrap();
+}
+
+async fn client_exists(app: &TestApp, client_id: &str) -> bool {
+    entity::oauth_client::Entity::find_by_id(client_id.to_string())
+        .one(&app.db)
+        .await
+        .unwrap()
+        .is_some()
+}
+
+#[actix_web::test]
+async fn pruning_removes_expired_rows_and_unused_clients_and_keeps_live_ones() {
+    use agentic_api::auth::oauth::prune::{Pruned, prune};
+    use sea_orm::{ColumnTrait, QueryFilter};
+    // The scheduled job stays out of the way: this test runs it by hand.
+    let app = spawn_app_with(|c| c.oauth.prune_every = Duration::from_secs(86_400)).await;
+    let acc = account(&app, "Acme").await;
+    let pat = person(&app, &acc, "member").await;
+    let two_days = chrono::Duration::days(2);
+
+    // Registered two days ago and never used: goes.
+    let stale = client(&app, "Stale").await;
+    registered_ago(&app, &stale, two_days).await;
+    // Registered an hour ago: stays.
+    let fresh = client(&app, "Fresh").await;
+    registered_ago(&app, &fresh, chrono::Duration::hours(1)).await;
+    // Old and never used, but a user is signing in with it now: stays.
+    let pending = client(&app, "Pending").await;
+    let (_, challenge) = pkce();
+    let signing_in = login_page(&app, &pending, &challenge).await;
+    registered_ago(&app, &pending, two_days).await;
+    // Old and used: stays with its live grant.
+    let used = client(&app, "Used").await;
+    let live = tokens_for(&app, &used, &pat).await;
+    registered_ago(&app, &used, two_days).await;
+    // A grant whose tokens all expired two days ago: goes with its tokens.
+    let dead = tokens_for(&app, &used, &pat).await;
+    // Its grant is the newest one.
+    let dead_grant = entity::oauth_grant::Entity::find()
+        .all(&app.db)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|g| g.api_key_id)
+        .max()
+        .unwrap();
+    entity::oauth_token::Entity::update_many()
+        .col_expr(
+            entity::oauth_token::Column::ExpiresAt,
+            sea_orm::sea_query::Expr::value(chrono::Utc::now() - two_days),
+        )
+        .filter(entity::oauth_token::Column::GrantId.eq(dead_grant))
+        .exec(&app.db)
+        .await
+        .unwrap();
+    // An authorization request past its expiry, and a code expired two days ago.
+    let (_, challenge) = pkce();
+    let abandoned = login_page(&app, &fresh, &challenge).await;
+    entity::oauth_request::Entity::update_many()
+        .col_expr(
+            entity::oauth_request::Column::ExpiresAt,
+            sea_orm::sea_query::Expr::value(chrono::Utc::now() - chrono::Duration::minutes(1)),
+        )
+        .filter(entity::oauth_request::Column::Id.eq(abandoned.request.as_str()))
+        .exec(&app.db)
+        .await
+        .unwrap();
+    let (_, challenge) = pkce();
+    code_for(&app, &used, &challenge, &pat).await;
+    entity::oauth_code::Entity::update_many()
+        .col_expr(
+            entity::oauth_code::Column::ExpiresAt,
+            sea_orm::sea_query::Expr::value(chrono::Utc::now() - two_days),
+        )
+        .filter(entity::oauth_code::Column::UsedAt.is_null())
+        .exec(&app.db)
+        .await
+        .unwrap();
+    let codes_before = entity::oauth_code::Entity::find()
+        .count(&app.db)
+        .await
+        .unwrap();
+
+    let pruned = prune(&app.db, chrono::Utc::now()).await.unwrap();
+    assert_eq!(
+        pruned,
+        Pruned {
+            requests: 1,
+            codes: 1,
+            tokens: 2,
+            grants: 1,
+            clients: 1,
+        }
+    );
+    assert!(!client_exists(&app, &stale).await);
+    for kept in [&fresh, &pending, &used] {
+        assert!(client_exists(&app, kept).await, "{kept}");
+    }
+    assert_eq!(
+        entity::oauth_code::Entity::find()
+            .count(&app.db)
+            .await
+            .unwrap(),
+        codes_before - 1
+    );
+    // The dead grant and its credential row are gone; the live one works.
+    assert!(
+        entity::oauth_grant::Entity::find_by_id(dead_grant)
+            .one(&app.db)
+            .await
+            .unwrap()
+            .is_none()
+    );
+    assert!(
+        entity::api_key::Entity::find_by_id(dead_grant)
+            .one(&app.db)
+            .await
+            .unwrap()
+            .is_none()
+    );
+    refresh(&app, &used, dead["refresh_token"].as_str().unwrap())
+        .await
+        .assert_oauth_error(400, "invalid_grant");
+    assert_eq!(me(&app, bearer(&live)).await.status, 200);
+    let res = refresh(&app, &used, live["refresh_token"].as_str().unwrap()).await;
+    assert_eq!(res.status, 200, "{}", res.text);
+    // The user goes on signing in with the pending client.
+    sign_in(&app, &signing_in, &pat.email, PASSWORD)
+        .await
+        .assert_page(200, "Allow");
+    assert_eq!(decide(&app, &signing_in, "allow").await.status, 303);
+    // A second pass finds nothing: deletes are idempotent.
+    assert_eq!(
+        prune(&app.db, chrono::Utc::now()).await.unwrap(),
+        Pruned::default()
+    );
+    // The used client stays however old it gets.
+    let later = prune(&app.db, chrono::Utc::now() + chrono::Duration::days(400))
+        .await
+        .unwrap();
+    assert!(later.grants >= 1, "{later:?}");
+    assert!(client_exists(&app, &used).await);
+}
+
+#[actix_web::test]
+async fn the_pruning_job_runs_on_its_interval() {
+    let app = spawn_app_with(|c| c.oauth.prune_every = Duration::from_millis(100)).await;
+    let stale = client(&app, "Stale").await;
+    let fresh = client(&app, "Fresh").await;
+    registered_ago(&app, &stale, chrono::Duration::days(2)).await;
+    let deadline = std::time::Instant::now() + Duration::from_secs(15);
+    while client_exists(&app, &stale).await {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the job did not prune the stale client"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(client_exists(&app, &fresh).await);
 }

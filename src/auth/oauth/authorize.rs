@@ -19,8 +19,8 @@ use sea_orm::{ColumnTrait, EntityTrait, QueryFilter};
 use entity::{account, oauth_request, user};
 
 use super::form::{self, FormError, Params};
-use super::model::{CodeChallenge, Resource, Scopes, redirect_host};
-use super::pages::{self, ConsentPage, FormAction, LoginPage};
+use super::model::{CodeChallenge, Resource, SUPPORTED_SCOPES, Scopes, redirect_host};
+use super::pages::{self, AccessChoice, ConsentPage, FormAction, LoginPage};
 use super::store::{self, Client, NewRequest, Refusal};
 use crate::error::ApiError;
 use crate::state::AppState;
@@ -162,7 +162,10 @@ async fn parse_request(
                 return redirect(
                     st,
                     "invalid_scope",
-                    format!("unknown scope '{name}' (supported: openid profile email)"),
+                    format!(
+                        "unknown scope '{name}' (supported: {})",
+                        SUPPORTED_SCOPES.join(" ")
+                    ),
                 );
             }
         },
@@ -390,13 +393,15 @@ async fn login_page(
         )));
     };
     store::sign_in(&state.db, &row.id, user.id).await?;
+    let asked = Scopes::from_stored(&row.scope);
     let page = ConsentPage {
         client_name: &client_label(&client),
         redirect_host: &host,
         user_name: &user.name,
         user_email: &user.email,
         account_name: &account.name,
-        scopes: pages::scope_meanings(&Scopes::from_stored(&row.scope)),
+        scopes: pages::scope_meanings(&asked),
+        access: AccessChoice::for_request(&asked),
         request: &row.id,
         csrf: &csrf,
     };
@@ -408,7 +413,10 @@ async fn login_page(
 }
 
 /// `POST /auth/consent`: Allow issues a code, Deny says `access_denied`;
-/// either way the browser goes back to the client.
+/// either way the browser goes back to the client. `decision=allow` grants
+/// the scopes asked for (`platform:read` alone stays read-only);
+/// `decision=read` grants them read-only (`platform:read` in place of
+/// `platform:write`). The code carries the granted scopes.
 pub async fn consent(
     req: HttpRequest,
     state: web::Data<AppState>,
@@ -433,9 +441,11 @@ async fn decide(
             "Sign in before allowing access.",
         ));
     };
-    let allow = match params.get("decision") {
-        Ok(Some("allow")) => true,
-        Ok(Some("deny")) => false,
+    let asked = Scopes::from_stored(&row.scope);
+    let granted = match params.get("decision") {
+        Ok(Some("allow")) => Some(asked),
+        Ok(Some("read")) => Some(asked.read_only()),
+        Ok(Some("deny")) => None,
         _ => {
             return Ok(pages::error(
                 StatusCode::BAD_REQUEST,
@@ -454,10 +464,11 @@ async fn decide(
             "This sign-in expired or was already completed. Start again from the application.",
         ));
     }
-    let code = if allow {
-        Some(store::issue_code(&txn, state.config.oauth.code_ttl, &row, user_id).await?)
-    } else {
-        None
+    let code = match &granted {
+        Some(scopes) => {
+            Some(store::issue_code(&txn, state.config.oauth.code_ttl, &row, user_id, scopes).await?)
+        }
+        None => None,
     };
     txn.commit().await?;
     let mut params: Vec<(&str, &str)> = match &code {

@@ -6,7 +6,7 @@ use actix_web::{HttpResponse, web};
 use serde_json::{Value, json};
 
 use super::endpoints::GRANT_TYPES;
-use super::model::SUPPORTED_SCOPES;
+use super::model::{DEFAULT_SCOPES, SUPPORTED_SCOPES};
 use crate::error::ApiError;
 use crate::state::AppState;
 
@@ -37,12 +37,14 @@ pub fn authorization_server(public_url: &str) -> Value {
 }
 
 /// RFC 9728: `resource` is exactly the identifier the document's URL was
-/// built from.
+/// built from. Its `scopes_supported` is the spec's scope alone: MCP hosts
+/// ask for every scope listed here, and the platform scopes are for clients
+/// that choose one (the authorization server metadata lists them).
 pub fn protected_resource(public_url: &str, resource_path: &str) -> Value {
     json!({
         "resource": format!("{public_url}{resource_path}"),
         "authorization_servers": [public_url],
-        "scopes_supported": SUPPORTED_SCOPES,
+        "scopes_supported": DEFAULT_SCOPES,
         "bearer_methods_supported": ["header"],
     })
 }

@@ -3,7 +3,9 @@
 //! RFC 7636) through server-rendered login and consent pages, refresh with
 //! rotation, revocation (RFC 7009) and discovery metadata (RFC 8414,
 //! RFC 9728). Access tokens authenticate wherever an API key does: a
-//! grant's credential is a row of `api_keys` (see `tokens`).
+//! grant's credential is a row of `api_keys` (see `tokens`), whose
+//! permissions are the grant's platform scopes (see `pages` for the
+//! consent choice). Expired rows and unused clients are pruned (`prune`).
 //!
 //! Outside `/api/v2` and its envelope: clients read the RFCs' shapes.
 
@@ -15,6 +17,7 @@ pub mod metadata;
 pub mod model;
 pub mod pages;
 pub mod password;
+pub mod prune;
 pub mod store;
 pub mod tokens;
 

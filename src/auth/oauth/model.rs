@@ -8,44 +8,22 @@ use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
 
-/// The scopes a client may ask for (the spec's `openid profile email`).
-pub const SUPPORTED_SCOPES: [&str; 3] = ["openid", "profile", "email"];
+/// The scopes a client may ask for: the spec's `openid profile email`, and
+/// the platform access of the grant (`platform:read`, `platform:write`).
+pub const SUPPORTED_SCOPES: [&str; 5] =
+    ["openid", "profile", "email", PLATFORM_READ, PLATFORM_WRITE];
+/// The spec's scope: asked for when a request names none, and what the
+/// protected resource metadata lists (MCP hosts ask for all it lists).
+pub const DEFAULT_SCOPES: [&str; 3] = ["openid", "profile", "email"];
+pub const PLATFORM_READ: &str = "platform:read";
+pub const PLATFORM_WRITE: &str = "platform:write";
 
 /// A set of supported scopes, kept in the order of `SUPPORTED_SCOPES`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Scopes(Vec<&'static str>);
 
 impl Scopes {
-    pub fn all() -> Self {
-        Scopes(SUPPORTED_SCOPES.to_vec())
-    }
-
-    /// A `scope` parameter: absent or empty means all supported scopes;
-    /// an unknown scope is refused (its name is the error).
-    pub fn parse(raw: Option<&str>) -> Result<Self, String> {
-        let Some(raw) = raw.filter(|s| !s.trim().is_empty()) else {
-            return Ok(Self::all());
-        };
-        let mut wanted = Vec::new();
-        for name in raw.split(' ').filter(|s| !s.is_empty()) {
-            match SUPPORTED_SCOPES.iter().find(|s| **s == name) {
-                Some(s) => wanted.push(*s),
-                None => return Err(name.to_string()),
-            }
-        }
-        Ok(Scopes(
-            SUPPORTED_SCOPES
-                .iter()
-                .copied()
-                .filter(|s| wanted.contains(s))
-                .collect(),
-        ))
-    }
-
-    /// Scopes as stored by this server (unknown names cannot be there; any
-    /// that were are dropped rather than trusted).
-    pub fn from_stored(raw: &str) -> Self {
-        let names: Vec<&str> = raw.split(' ').collect();
+    fn of(names: &[&str]) -> Self {
         Scopes(
             SUPPORTED_SCOPES
                 .iter()
@@ -55,8 +33,75 @@ impl Scopes {
         )
     }
 
+    /// The spec's `openid profile email`.
+    pub fn default_request() -> Self {
+        Self::of(&DEFAULT_SCOPES)
+    }
+
+    /// A `scope` parameter: absent or empty means the spec's default; an
+    /// unknown scope is refused (its name is the error).
+    pub fn parse(raw: Option<&str>) -> Result<Self, String> {
+        let Some(raw) = raw.filter(|s| !s.trim().is_empty()) else {
+            return Ok(Self::default_request());
+        };
+        let mut wanted = Vec::new();
+        for name in raw.split(' ').filter(|s| !s.is_empty()) {
+            match SUPPORTED_SCOPES.iter().find(|s| **s == name) {
+                Some(s) => wanted.push(*s),
+                None => return Err(name.to_string()),
+            }
+        }
+        Ok(Self::of(&wanted))
+    }
+
+    /// Scopes as stored by this server (unknown names cannot be there; any
+    /// that were are dropped rather than trusted).
+    pub fn from_stored(raw: &str) -> Self {
+        let names: Vec<&str> = raw.split(' ').collect();
+        Self::of(&names)
+    }
+
+    pub fn contains(&self, scope: &str) -> bool {
+        self.0.contains(&scope)
+    }
+
     pub fn is_subset_of(&self, other: &Scopes) -> bool {
         self.0.iter().all(|s| other.0.contains(s))
+    }
+
+    /// Can a grant of these scopes be given write access? Not when the
+    /// client asked for `platform:read` alone.
+    pub fn may_write(&self) -> bool {
+        self.contains(PLATFORM_WRITE) || !self.contains(PLATFORM_READ)
+    }
+
+    /// These scopes granted read-only: without `platform:write`, with
+    /// `platform:read`.
+    pub fn read_only(&self) -> Self {
+        let mut names: Vec<&str> = self.iter().filter(|s| *s != PLATFORM_WRITE).collect();
+        names.push(PLATFORM_READ);
+        Self::of(&names)
+    }
+
+    /// The platform scopes of the set, which are the permissions of the
+    /// grant's credential (none: the user's own access, as an API key made
+    /// without `--permission`).
+    pub fn platform(&self) -> Self {
+        Self::of(&[PLATFORM_READ, PLATFORM_WRITE]).intersect(self)
+    }
+
+    /// `self` with the platform scopes of `granted` in place of its own.
+    pub fn with_platform_of(&self, granted: &Scopes) -> Self {
+        let mut names: Vec<&str> = self
+            .iter()
+            .filter(|s| !s.starts_with("platform:"))
+            .collect();
+        names.extend(granted.platform().iter());
+        Self::of(&names)
+    }
+
+    fn intersect(&self, other: &Scopes) -> Self {
+        Scopes(self.iter().filter(|s| other.contains(s)).collect())
     }
 
     pub fn iter(&self) -> impl Iterator<Item = &'static str> + '_ {
@@ -201,20 +246,60 @@ mod tests {
     use super::*;
 
     #[test]
-    fn scopes_default_to_all_and_refuse_unknown_names() {
-        assert_eq!(Scopes::parse(None).unwrap(), Scopes::all());
-        assert_eq!(Scopes::parse(Some("")).unwrap(), Scopes::all());
+    fn scopes_default_to_the_specs_and_refuse_unknown_names() {
+        assert_eq!(Scopes::parse(None).unwrap(), Scopes::default_request());
+        assert_eq!(
+            Scopes::parse(Some("")).unwrap().to_param(),
+            "openid profile email"
+        );
         assert_eq!(
             Scopes::parse(Some("email openid")).unwrap().to_param(),
             "openid email"
         );
         assert_eq!(Scopes::parse(Some("openid admin")).unwrap_err(), "admin");
+        assert_eq!(
+            Scopes::parse(Some("platform:admin")).unwrap_err(),
+            "platform:admin"
+        );
         assert!(
             Scopes::parse(Some("email"))
                 .unwrap()
-                .is_subset_of(&Scopes::all())
+                .is_subset_of(&Scopes::default_request())
         );
-        assert!(!Scopes::all().is_subset_of(&Scopes::parse(Some("email")).unwrap()));
+        assert!(!Scopes::default_request().is_subset_of(&Scopes::parse(Some("email")).unwrap()));
+    }
+
+    #[test]
+    fn platform_scopes_decide_what_a_grant_may_do() {
+        let p = |s: &str| Scopes::parse(Some(s)).unwrap();
+        assert_eq!(
+            p("platform:write email platform:read").to_param(),
+            "email platform:read platform:write"
+        );
+        assert!(p("openid").may_write());
+        assert!(p("openid platform:write").may_write());
+        assert!(p("platform:read platform:write").may_write());
+        assert!(!p("openid platform:read").may_write());
+        assert_eq!(
+            p("openid email").read_only().to_param(),
+            "openid email platform:read"
+        );
+        assert_eq!(
+            p("openid platform:write").read_only().to_param(),
+            "openid platform:read"
+        );
+        assert_eq!(p("openid email").platform().to_param(), "");
+        assert_eq!(
+            p("openid platform:write").platform().to_param(),
+            "platform:write"
+        );
+        // A refresh may narrow the identity scopes, never the platform ones.
+        assert_eq!(
+            p("email platform:write")
+                .with_platform_of(&p("openid email platform:read"))
+                .to_param(),
+            "email platform:read"
+        );
     }
 
     #[test]

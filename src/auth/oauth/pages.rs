@@ -8,7 +8,7 @@ use actix_web::HttpResponse;
 use actix_web::http::{StatusCode, header};
 use askama::Template;
 
-use super::model::Scopes;
+use super::model::{PLATFORM_WRITE, Scopes};
 
 #[derive(Template)]
 #[template(path = "oauth/login.html")]
@@ -30,9 +30,37 @@ pub struct ConsentPage<'a> {
     pub user_name: &'a str,
     pub user_email: &'a str,
     pub account_name: &'a str,
+    /// The identity scopes asked for, with their meaning.
     pub scopes: Vec<(&'static str, &'static str)>,
+    pub access: AccessChoice,
     pub request: &'a str,
     pub csrf: &'a str,
+}
+
+/// Which levels of access the consent page offers (`decision=read` grants
+/// read-only, `decision=allow` what the client asked for).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AccessChoice {
+    /// No platform scope asked: read-only comes first, writing as the user
+    /// (everything the role allows) second.
+    ReadFirst,
+    /// `platform:write` asked: writing (with the permission) comes first,
+    /// read-only second.
+    WriteFirst,
+    /// `platform:read` asked: read-only is the only choice.
+    ReadOnly,
+}
+
+impl AccessChoice {
+    pub fn for_request(scopes: &Scopes) -> Self {
+        if scopes.contains(PLATFORM_WRITE) {
+            AccessChoice::WriteFirst
+        } else if scopes.may_write() {
+            AccessChoice::ReadFirst
+        } else {
+            AccessChoice::ReadOnly
+        }
+    }
 }
 
 #[derive(Template)]
@@ -42,18 +70,19 @@ pub struct ErrorPage<'a> {
     pub message: &'a str,
 }
 
-/// What each scope means, as the consent page says it.
+/// What each identity scope means, as the consent page says it (the
+/// platform scopes are the access choice below them).
 pub fn scope_meanings(scopes: &Scopes) -> Vec<(&'static str, &'static str)> {
     scopes
         .iter()
-        .map(|s| {
+        .filter_map(|s| {
             let meaning = match s {
                 "openid" => "confirm who you are",
                 "profile" => "see your name",
                 "email" => "see your email address",
-                _ => "",
+                _ => return None,
             };
-            (s, meaning)
+            Some((s, meaning))
         })
         .collect()
 }

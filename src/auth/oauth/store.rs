@@ -16,9 +16,6 @@ use crate::auth::keys;
 pub const CLIENT_TAG: &str = "cli";
 /// Authorization codes are `oac_<prefix>_<secret>`, like API keys.
 pub const CODE_TAG: &str = "oac";
-/// Codes stay stored this long after they expire, so a late second use is
-/// still recognised (and revokes what the first use issued).
-const CODE_KEPT_AFTER_EXPIRY: chrono::Duration = chrono::Duration::days(1);
 
 fn after(now: DateTime<Utc>, ttl: std::time::Duration) -> DateTime<Utc> {
     now + chrono::Duration::from_std(ttl).unwrap_or(chrono::Duration::MAX)
@@ -62,10 +59,29 @@ pub async fn register_client(
         client_name: Set(name),
         redirect_uris: Set(serde_json::to_string(&uris).map_err(|e| DbErr::Custom(e.to_string()))?),
         created_at: Set(Utc::now()),
+        used_at: Set(None),
     }
     .insert(db)
     .await?;
     Client::from_row(row)
+}
+
+/// Records that `id` obtained a grant, so pruning keeps it.
+pub async fn mark_client_used(
+    db: &impl ConnectionTrait,
+    id: &str,
+    now: DateTime<Utc>,
+) -> Result<(), DbErr> {
+    oauth_client::Entity::update_many()
+        .col_expr(
+            oauth_client::Column::UsedAt,
+            sea_orm::sea_query::Expr::value(now),
+        )
+        .filter(oauth_client::Column::Id.eq(id))
+        .filter(oauth_client::Column::UsedAt.is_null())
+        .exec(db)
+        .await?;
+    Ok(())
 }
 
 pub async fn find_client(db: &impl ConnectionTrait, id: &str) -> Result<Option<Client>, DbErr> {
@@ -103,10 +119,6 @@ pub async fn open_request(
     new: NewRequest,
 ) -> Result<Opened, DbErr> {
     let now = Utc::now();
-    oauth_request::Entity::delete_many()
-        .filter(oauth_request::Column::ExpiresAt.lt(now))
-        .exec(db)
-        .await?;
     let opened = Opened {
         id: keys::random_base62(32),
         csrf: keys::random_base62(40),
@@ -189,18 +201,16 @@ pub async fn finish_request(db: &impl ConnectionTrait, id: &str) -> Result<bool,
     Ok(res.rows_affected == 1)
 }
 
-/// Issues an authorization code for a consented request.
+/// Issues an authorization code for a consented request, carrying the
+/// scopes the user granted.
 pub async fn issue_code(
     db: &impl ConnectionTrait,
     ttl: std::time::Duration,
     req: &oauth_request::Model,
     user_id: i64,
+    granted: &Scopes,
 ) -> Result<String, DbErr> {
     let now = Utc::now();
-    oauth_code::Entity::delete_many()
-        .filter(oauth_code::Column::ExpiresAt.lt(now - CODE_KEPT_AFTER_EXPIRY))
-        .exec(db)
-        .await?;
     let code = keys::generate_tagged(CODE_TAG);
     oauth_code::ActiveModel {
         prefix: Set(code.prefix),
@@ -208,7 +218,7 @@ pub async fn issue_code(
         client_id: Set(req.client_id.clone()),
         user_id: Set(user_id),
         redirect_uri: Set(req.redirect_uri.clone()),
-        scope: Set(req.scope.clone()),
+        scope: Set(granted.to_param()),
         code_challenge: Set(req.code_challenge.clone()),
         resource: Set(req.resource.clone()),
         created_at: Set(now),

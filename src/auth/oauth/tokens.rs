@@ -29,8 +29,6 @@ pub const ACCESS_TAG: &str = "oat";
 pub const REFRESH_TAG: &str = "ort";
 const ACCESS: &str = "access";
 const REFRESH: &str = "refresh";
-/// Expired token rows are deleted once this much older than their expiry.
-const TOKENS_KEPT_AFTER_EXPIRY: chrono::Duration = chrono::Duration::days(1);
 
 /// Lifetimes of the authorization server's artefacts.
 #[derive(Debug, Clone)]
@@ -42,6 +40,8 @@ pub struct OAuthTuning {
     pub refresh_ttl: std::time::Duration,
     /// An authorization in progress (login and consent pages).
     pub request_ttl: std::time::Duration,
+    /// How often expired rows and unused clients are pruned (`prune`).
+    pub prune_every: std::time::Duration,
 }
 
 impl Default for OAuthTuning {
@@ -52,6 +52,7 @@ impl Default for OAuthTuning {
             access_ttl: Duration::from_secs(3600),
             refresh_ttl: Duration::from_secs(30 * 24 * 3600),
             request_ttl: Duration::from_secs(600),
+            prune_every: Duration::from_secs(600),
         }
     }
 }
@@ -127,10 +128,6 @@ async fn issue_pair(
     scope: String,
 ) -> Result<TokenSet, DbErr> {
     let now = Utc::now();
-    oauth_token::Entity::delete_many()
-        .filter(oauth_token::Column::ExpiresAt.lt(now - TOKENS_KEPT_AFTER_EXPIRY))
-        .exec(db)
-        .await?;
     let access = keys::generate_tagged(ACCESS_TAG);
     let refresh = keys::generate_tagged(REFRESH_TAG);
     for (kind, new, ttl) in [
@@ -277,13 +274,16 @@ pub async fn exchange_code(
             "the authorization code was already used; the tokens issued with it are revoked",
         ));
     }
+    let granted = Scopes::from_stored(&code.scope);
     let credential = api_key::ActiveModel {
         user_id: Set(code.user_id),
         prefix: Set(keys::random_base62(keys::PREFIX_LEN)),
         // No secret: this row can never be presented as an API key.
         key_hash: Set(String::new()),
-        // Acts with its user's access, like a key without permissions.
-        permissions: Set(String::new()),
+        // The granted platform scopes are its permissions: `platform:read`
+        // alone is read-only; none acts with its user's access, like a key
+        // made without permissions.
+        permissions: Set(granted.platform().to_param()),
         created_at: Set(now),
         revoked_at: Set(None),
         kind: Set(keys::KIND_OAUTH_GRANT.into()),
@@ -295,7 +295,7 @@ pub async fn exchange_code(
         api_key_id: Set(credential.id),
         client_id: Set(code.client_id.clone()),
         user_id: Set(code.user_id),
-        scope: Set(code.scope.clone()),
+        scope: Set(granted.to_param()),
         resource: Set(code.resource.clone()),
         created_at: Set(now),
     }
@@ -309,7 +309,8 @@ pub async fn exchange_code(
         .filter(entity::oauth_code::Column::Id.eq(code.id))
         .exec(&txn)
         .await?;
-    let tokens = issue_pair(&txn, &ctx.config.oauth, credential.id, code.scope).await?;
+    store::mark_client_used(&txn, &code.client_id, now).await?;
+    let tokens = issue_pair(&txn, &ctx.config.oauth, credential.id, granted.to_param()).await?;
     txn.commit().await?;
     Ok(tokens)
 }
@@ -363,6 +364,9 @@ pub async fn refresh(
         return Err(OAuthError::invalid_grant("the refresh token expired"));
     }
     let granted = Scopes::from_stored(&grant.scope);
+    // A narrower scope narrows what the token says of the user, never the
+    // grant's platform access, which is its credential's (RFC 6749
+    // section 5.1 lets the answer's `scope` differ from the request's).
     let scope = match r.scope.as_deref() {
         None => granted,
         Some(raw) => {
@@ -371,7 +375,7 @@ pub async fn refresh(
             if !asked.is_subset_of(&granted) {
                 return Err(OAuthError::invalid_scope("scope exceeds what was granted"));
             }
-            asked
+            asked.with_platform_of(&granted)
         }
     };
     if let Some(resource) = &r.resource {
