@@ -200,4 +200,52 @@ if again.status_code != 400 or again.json().get("error") != "invalid_grant":
     fail("the rotated refresh token was accepted", again)
 ok("revoked token refused; rotated refresh token refused")
 
+# A second authorization where the user picks "Allow read only": Authlib takes a token
+# whose scope is wider in name and narrower in power than it asked (platform:read added).
+session = OAuth2Session(
+    client_id,
+    redirect_uri=REDIRECT,
+    scope="openid profile email",
+    code_challenge_method="S256",
+    token_endpoint_auth_method="none",
+)
+verifier = generate_token(64)
+url, state = session.create_authorization_url(meta["authorization_endpoint"], code_verifier=verifier)
+browser = requests.Session()
+form = Fields(browser.get(url, allow_redirects=False, timeout=30).text).hidden
+consent = browser.post(
+    f"{BASE}/auth/login",
+    data={**form, "email": EMAIL, "password": PASSWORD},
+    allow_redirects=False,
+    timeout=60,
+)
+if 'value="read"' not in consent.text:
+    fail("the consent page offers no read-only choice", consent)
+back = browser.post(
+    f"{BASE}/auth/consent",
+    data={**Fields(consent.text).hidden, "decision": "read"},
+    allow_redirects=False,
+    timeout=30,
+)
+token = session.fetch_token(
+    meta["token_endpoint"], authorization_response=back.headers["location"], code_verifier=verifier
+)
+if token.get("scope") != "openid profile email platform:read":
+    fail(f"read-only token scope: {dict(token)}")
+if session.get(f"{BASE}/api/v2/me", timeout=30).status_code != 200:
+    fail("a read with the read-only token")
+denied = session.post(
+    f"{BASE}/api/v2/buyer/advertisers",
+    json={"name": "Read Only", "brand": "oauth-check.example", "primaryCurrency": "USD"},
+    timeout=30,
+)
+if denied.status_code != 403:
+    fail("a write with the read-only token", denied)
+new = session.refresh_token(meta["token_endpoint"])
+if new.get("scope") != "openid profile email platform:read":
+    fail(f"the refreshed read-only token's scope: {dict(new)}")
+if session.post(f"{BASE}/api/v2/buyer/advertisers", json={}, timeout=30).status_code != 403:
+    fail("a write with the refreshed read-only token")
+ok("read-only consent: token scope says platform:read, reads 200, writes 403, refresh keeps it")
+
 print(f"oauth-check: {passed} passed, 0 failed")
