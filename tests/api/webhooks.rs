@@ -280,6 +280,15 @@ async fn the_strict_url_policy_refuses_every_internal_or_insecure_url() {
         "https://[fd00::1]/hook",
         "https://0.0.0.0/hook",
         "https://metadata.internal/hook",
+        // IPv6 forms that carry a private IPv4 address, and Teredo.
+        "https://[::127.0.0.1]/hook",
+        "https://[::ffff:0:10.0.0.1]/hook",
+        "https://[64:ff9b::169.254.169.254]/hook",
+        "https://[64:ff9b::7f00:1]/hook",
+        "https://[64:ff9b:1::a00:1]/hook",
+        "https://[2002:a9fe:a9fe::1]/hook",
+        "https://[2002:7f00:1::]/hook",
+        "https://[2001:0:4136:e378:8000:63bf:3fff:fdd2]/hook",
     ] {
         let res = app.post(PATH, &t.key, &body(url)).await;
         res.assert_error(400, "VALIDATION_ERROR");
@@ -288,8 +297,10 @@ async fn the_strict_url_policy_refuses_every_internal_or_insecure_url() {
         no_secret(&res);
     }
     assert_eq!(total(&app, &t).await, 0);
-    // A public HTTPS host is fine.
+    // A public HTTPS host is fine, also by a NAT64 or 6to4 address.
     create(&app, &t, "https://hooks.example.com/ok").await;
+    create(&app, &t, "https://[64:ff9b::808:808]/ok").await;
+    create(&app, &t, "https://[2002:808:808::1]/ok").await;
 }
 
 #[actix_web::test]
