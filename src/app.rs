@@ -73,7 +73,9 @@ impl Application {
         Self::build_with_db(config, db).await
     }
 
-    pub async fn build_with_db(config: Config, db: DatabaseConnection) -> anyhow::Result<Self> {
+    pub async fn build_with_db(mut config: Config, db: DatabaseConnection) -> anyhow::Result<Self> {
+        config.webhook_secret_key =
+            crate::webhooks::at_rest::prepare(config.webhook_secret_key.take(), &db).await?;
         let listener = TcpListener::bind(&config.bind)
             .with_context(|| format!("cannot bind {}", config.bind))?;
         let addr = listener.local_addr()?;

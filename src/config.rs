@@ -109,7 +109,8 @@ pub struct Config {
     pub metrics: bool,
 
     /// 64 hex characters (32 bytes): webhook secrets are stored encrypted
-    /// with AES-256-GCM under this key; unset stores them as given.
+    /// with AES-256-GCM under this key. Unset: on SQLite, a key file made
+    /// beside the database; on PostgreSQL, stored as given (with a warning).
     #[arg(long, env = "AGENTIC_WEBHOOK_SECRET_KEY", hide_env_values = true,
           value_parser = WebhookKeyParser, global = true)]
     pub webhook_secret_key: Option<crate::webhooks::secret::SecretKey>,
