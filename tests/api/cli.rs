@@ -575,6 +575,8 @@ async fn sqlite_is_durable_by_default_and_normal_is_an_opt_in() {
             &url,
             "--bind",
             "127.0.0.1:0",
+            "--metrics-bind",
+            "127.0.0.1:0",
         ];
         argv.extend_from_slice(flags);
         argv.push("serve");
