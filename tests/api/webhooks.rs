@@ -265,6 +265,51 @@ async fn a_teammate_sees_and_deletes_the_accounts_subscriptions_and_a_read_only_
 }
 
 #[actix_web::test]
+async fn the_list_holds_every_subscription_unless_take_or_skip_asks_for_a_page() {
+    let app = spawn_app().await;
+    let t = app.tenant().await;
+    for i in 0..25 {
+        create(&app, &t, &format!("https://example.com/h{i}")).await;
+    }
+    let ids = |res: &Resp| -> Vec<String> {
+        res.data()
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| s["id"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let all = app.get(PATH, &t.key).await;
+    assert_eq!(all.status, 200, "{}", all.body);
+    assert_eq!(ids(&all).len(), 25, "all of them, past the default page size");
+    assert_eq!(
+        all.body["meta"]["pagination"],
+        json!({"skip": 0, "take": 25, "total": 25, "hasMore": false})
+    );
+    // Newest first.
+    assert_eq!(all.data()[0]["url"], "https://example.com/h24");
+
+    let first = app.get(&format!("{PATH}?take=10"), &t.key).await;
+    assert_eq!(
+        first.body["meta"]["pagination"],
+        json!({"skip": 0, "take": 10, "total": 25, "hasMore": true})
+    );
+    let rest = app.get(&format!("{PATH}?skip=10"), &t.key).await;
+    assert_eq!(
+        rest.body["meta"]["pagination"],
+        json!({"skip": 10, "take": 20, "total": 25, "hasMore": false})
+    );
+    let paged: Vec<String> = ids(&first).into_iter().chain(ids(&rest)).collect();
+    assert_eq!(paged, ids(&all));
+
+    for bad in ["take=0", "take=101", "take=x", "skip=-1"] {
+        let res = app.get(&format!("{PATH}?{bad}"), &t.key).await;
+        res.assert_error(400, "VALIDATION_ERROR");
+        assert_eq!(res.body["error"]["field"], bad.split('=').next().unwrap());
+    }
+}
+
+#[actix_web::test]
 async fn the_strict_url_policy_refuses_every_internal_or_insecure_url() {
     let app = spawn_app_with(|c| c.allow_insecure_urls = false).await;
     let t = app.tenant().await;
