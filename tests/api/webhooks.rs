@@ -281,7 +281,11 @@ async fn the_list_holds_every_subscription_unless_take_or_skip_asks_for_a_page()
     };
     let all = app.get(PATH, &t.key).await;
     assert_eq!(all.status, 200, "{}", all.body);
-    assert_eq!(ids(&all).len(), 25, "all of them, past the default page size");
+    assert_eq!(
+        ids(&all).len(),
+        25,
+        "all of them, past the default page size"
+    );
     assert_eq!(
         all.body["meta"]["pagination"],
         json!({"skip": 0, "take": 25, "total": 25, "hasMore": false})
