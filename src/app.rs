@@ -61,6 +61,7 @@ pub fn openapi_document() -> utoipa::openapi::OpenApi {
 
 pub struct Application {
     port: u16,
+    metrics: Option<std::net::SocketAddr>,
     server: Server,
     state: AppState,
 }
@@ -73,7 +74,9 @@ impl Application {
         Self::build_with_db(config, db).await
     }
 
-    pub async fn build_with_db(config: Config, db: DatabaseConnection) -> anyhow::Result<Self> {
+    pub async fn build_with_db(mut config: Config, db: DatabaseConnection) -> anyhow::Result<Self> {
+        config.webhook_secret_key =
+            crate::webhooks::at_rest::prepare(config.webhook_secret_key.take(), &db).await?;
         let listener = TcpListener::bind(&config.bind)
             .with_context(|| format!("cannot bind {}", config.bind))?;
         let addr = listener.local_addr()?;
@@ -83,7 +86,8 @@ impl Application {
         let doc = web::Data::new(OpenApiJson(serde_json::to_vec(&doc)?));
         let data = web::Data::new(state.clone());
         let mcp = web::Data::new(crate::mcp::Endpoints::new(&state));
-        let metrics_on = state.config.metrics && crate::metrics::install().is_some();
+        let metrics = crate::metrics::serve(&state)?;
+        let metrics_on = metrics.is_some();
 
         state.bus.start_listener(state.shutdown.clone());
         crate::db::spawn_checkpointer(state.db.clone(), state.shutdown.clone());
@@ -142,12 +146,9 @@ impl Application {
                 .configure(health::configure)
                 .service(scope("/api/v2").configure(api_v2))
                 .map(|app| {
-                    // Not in the OpenAPI document: an operator endpoint, not the API.
+                    // Not in the OpenAPI document: MCP has its own description.
                     app.configure(|cfg| {
                         crate::mcp::configure(cfg);
-                        if metrics_on {
-                            cfg.route("/metrics", web::get().to(crate::metrics::scrape));
-                        }
                         // Not in the OpenAPI document either: the OAuth RFCs specify them.
                         auth::oauth::configure(cfg);
                         // The carrier's webhooks (signed; its own format).
@@ -167,6 +168,7 @@ impl Application {
         .run();
         Ok(Application {
             port: addr.port(),
+            metrics,
             server,
             state,
         })
@@ -174,6 +176,16 @@ impl Application {
 
     pub fn port(&self) -> u16 {
         self.port
+    }
+
+    /// The metrics listener's address (its real port when 0 was asked
+    /// for); `None` when metrics are off.
+    pub fn metrics_addr(&self) -> Option<std::net::SocketAddr> {
+        self.metrics
+    }
+
+    pub fn metrics_port(&self) -> Option<u16> {
+        self.metrics.map(|a| a.port())
     }
 
     pub fn state(&self) -> &AppState {

@@ -103,13 +103,24 @@ pub struct Config {
     )]
     pub log_format: crate::telemetry::LogFormat,
 
-    /// Serve Prometheus metrics at `/metrics` (unauthenticated: keep it off the public edge).
+    /// Record Prometheus metrics and serve them on `AGENTIC_METRICS_BIND`.
     #[arg(long, env = "AGENTIC_METRICS", default_value_t = true, action = ArgAction::Set,
           value_parser = clap::builder::BoolishValueParser::new(), global = true)]
     pub metrics: bool,
 
+    /// Listen address of `/metrics`, apart from the API (it has no
+    /// authentication); port 0 picks a free port, empty turns it off.
+    #[arg(
+        long,
+        env = "AGENTIC_METRICS_BIND",
+        default_value = "127.0.0.1:9464",
+        global = true
+    )]
+    pub metrics_bind: String,
+
     /// 64 hex characters (32 bytes): webhook secrets are stored encrypted
-    /// with AES-256-GCM under this key; unset stores them as given.
+    /// with AES-256-GCM under this key. Unset: on SQLite, a key file made
+    /// beside the database; on PostgreSQL, stored as given (with a warning).
     #[arg(long, env = "AGENTIC_WEBHOOK_SECRET_KEY", hide_env_values = true,
           value_parser = WebhookKeyParser, global = true)]
     pub webhook_secret_key: Option<crate::webhooks::secret::SecretKey>,
@@ -309,6 +320,7 @@ impl Config {
             log: "info".into(),
             log_format: Default::default(),
             metrics: true,
+            metrics_bind: "127.0.0.1:0".into(),
             rooms: RoomTuning::default(),
             discovery: DiscoveryTuning::default(),
             bus_heartbeat: crate::bus::DEFAULT_HEARTBEAT,

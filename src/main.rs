@@ -50,6 +50,9 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
                 );
             }
             let app = Application::build_with_db(config, conn).await?;
+            if let Some(addr) = app.metrics_addr() {
+                println!("metrics on http://{addr}/metrics");
+            }
             println!("listening on {}", app.state().listen_url());
             app.run_until_signal().await?;
             tracing::info!("stopped");

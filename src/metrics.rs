@@ -3,8 +3,11 @@
 //!
 //! Metrics go through the `metrics` facade to one recorder per process, so
 //! any code can record without a handle. Until [`install`] runs, recording is
-//! a no-op. `/metrics` has no authentication: keep it off the public edge.
+//! a no-op. `/metrics` is served on a listener of its own ([`serve`],
+//! `AGENTIC_METRICS_BIND`, loopback by default), never on the API's, as
+//! Prometheus exporters do: it has no authentication.
 
+use std::net::{SocketAddr, TcpListener};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
@@ -12,7 +15,8 @@ use actix_web::body::{BoxBody, MessageBody};
 use actix_web::dev::{ServiceRequest, ServiceResponse};
 use actix_web::http::Method;
 use actix_web::middleware::Next;
-use actix_web::{Error, HttpResponse, web};
+use actix_web::{App, Error, HttpResponse, HttpServer, web};
+use anyhow::Context;
 use metrics::{counter, describe_counter, describe_gauge, describe_histogram, gauge, histogram};
 use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle};
 use sea_orm::{DatabaseBackend, DatabaseConnection};
@@ -199,12 +203,48 @@ fn record_pool(db: &DatabaseConnection) {
 }
 
 /// `GET /metrics` in the Prometheus text format.
-pub async fn scrape(state: web::Data<AppState>) -> HttpResponse {
+async fn scrape(db: web::Data<DatabaseConnection>) -> HttpResponse {
     let Some(handle) = install() else {
         return HttpResponse::NotFound().finish();
     };
-    record_pool(&state.db);
+    record_pool(&db);
     HttpResponse::Ok()
         .content_type("text/plain; version=0.0.4; charset=utf-8")
         .body(handle.render())
+}
+
+/// Starts the metrics listener on `AGENTIC_METRICS_BIND` (port 0 picks a
+/// free port): `GET /metrics` and nothing else, until the app's shutdown
+/// token is cancelled. `None` when metrics are off (`AGENTIC_METRICS=false`
+/// or an empty bind) or another recorder owns the process.
+pub fn serve(state: &AppState) -> anyhow::Result<Option<SocketAddr>> {
+    let bind = state.config.metrics_bind.trim();
+    if !state.config.metrics || bind.is_empty() || install().is_none() {
+        return Ok(None);
+    }
+    let listener = TcpListener::bind(bind).with_context(|| {
+        format!(
+            "cannot bind the metrics listener {bind} (AGENTIC_METRICS_BIND; empty turns it off)"
+        )
+    })?;
+    let addr = listener.local_addr()?;
+    let db = web::Data::new(state.db.clone());
+    let server = HttpServer::new(move || {
+        App::new()
+            .app_data(db.clone())
+            .route("/metrics", web::get().to(scrape))
+    })
+    .workers(1)
+    .listen(listener)?
+    .disable_signals()
+    .shutdown_timeout(1)
+    .run();
+    let handle = server.handle();
+    let shutdown = state.shutdown.clone();
+    actix_rt::spawn(server);
+    actix_rt::spawn(async move {
+        shutdown.cancelled().await;
+        handle.stop(false).await;
+    });
+    Ok(Some(addr))
 }

@@ -103,6 +103,7 @@ impl Server {
             .arg("serve")
             .env("AGENTIC_DATABASE_URL", &database_url)
             .env("AGENTIC_BIND", "127.0.0.1:0")
+            .env("AGENTIC_METRICS_BIND", "127.0.0.1:0")
             .env("AGENTIC_RATE_LIMIT_PER_MINUTE", "1000000000")
             .env("AGENTIC_LOG", "warn")
             .envs(env.iter().copied())

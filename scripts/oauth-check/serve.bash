@@ -20,6 +20,7 @@ trap cleanup EXIT
 
 export AGENTIC_DATABASE_URL="sqlite://$work/oauth.db?mode=rwc"
 export AGENTIC_BIND=127.0.0.1:0
+export AGENTIC_METRICS_BIND=127.0.0.1:0
 export AGENTIC_LOG=warn
 email="$name@example.com"
 password="$name-$(date +%s%N)"

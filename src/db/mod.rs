@@ -49,12 +49,16 @@ pub async fn connect_with(url: &str, sync: SqliteSync) -> anyhow::Result<Databas
             // its fsyncs never sit in a writer's commit. A process without
             // it (an `admin` command) leaves the WAL to the next open.
             .pragma("wal_autocheckpoint", "0");
+        let file = opts.get_filename().to_path_buf();
         let pool = SqlitePoolOptions::new()
             .max_connections(8)
             .min_connections(1)
             .connect_with(opts)
             .await
-            .with_context(|| format!("cannot open SQLite database {url}"))?;
+            .map_err(|e| match missing_sqlite_file(url, &file) {
+                Some(why) => anyhow::anyhow!(why),
+                None => anyhow::Error::new(e).context(format!("cannot open SQLite database {url}")),
+            })?;
         Ok(SqlxSqliteConnector::from_sqlx_sqlite_pool(pool))
     } else {
         let mut opts = ConnectOptions::new(url.to_string());
@@ -66,6 +70,39 @@ pub async fn connect_with(url: &str, sync: SqliteSync) -> anyhow::Result<Databas
         Database::connect(opts)
             .await
             .context("cannot connect to the database")
+    }
+}
+
+/// Why a SQLite database could not be opened, when the cause is a missing
+/// file or directory, in words that name the fix. SQLite creates the file
+/// only when the URL asks (`?mode=rwc`), so a mistyped path is not quietly
+/// a new empty database; the message says how to ask.
+fn missing_sqlite_file(url: &str, file: &std::path::Path) -> Option<String> {
+    if file.exists() {
+        return None;
+    }
+    let dir = file.parent().filter(|d| !d.as_os_str().is_empty());
+    if let Some(dir) = dir.filter(|d| !d.exists()) {
+        return Some(format!(
+            "cannot open SQLite database {url}: the directory {} does not exist; create it first",
+            dir.display()
+        ));
+    }
+    let mode = url.split_once('?').and_then(|(_, query)| {
+        url::form_urlencoded::parse(query.as_bytes())
+            .find(|(k, _)| k == "mode")
+            .map(|(_, v)| v.into_owned())
+    });
+    match mode.as_deref() {
+        Some("rwc") | Some("memory") => None,
+        Some("ro") => Some(format!(
+            "cannot open SQLite database {url}: the database file {} does not exist (and the URL opens it read-only)",
+            file.display()
+        )),
+        _ => Some(format!(
+            "cannot open SQLite database {url}: the database file {} does not exist; add ?mode=rwc to the URL (AGENTIC_DATABASE_URL) to create it",
+            file.display()
+        )),
     }
 }
 

@@ -1,12 +1,14 @@
 //! Cross-cutting middleware: rate limits, request ids, and
 //! a last-resort rewrite of any framework error into the envelope.
 
+use std::net::IpAddr;
+
 use actix_web::body::{BoxBody, MessageBody};
 use actix_web::dev::{ServiceRequest, ServiceResponse};
 use actix_web::http::header::{self, HeaderName, HeaderValue};
 use actix_web::http::{Uri, uri::PathAndQuery};
 use actix_web::middleware::{ErrorHandlerResponse, Next};
-use actix_web::{Error, HttpResponse, ResponseError, web};
+use actix_web::{Error, HttpRequest, HttpResponse, ResponseError, web};
 use serde_json::json;
 
 use crate::error::ApiError;
@@ -16,7 +18,9 @@ use crate::state::AppState;
 
 pub const REQUEST_ID: &str = "x-request-id";
 
-/// Per-client rate limiting (see `client_ip`); headers on every limited response.
+/// Per-client rate limiting (see `client_ip`); headers on every limited
+/// response. Carrier webhooks are limited by their handler instead, and only
+/// when unverified (see `phone::inbound`).
 pub async fn rate_limit(
     req: ServiceRequest,
     next: Next<impl MessageBody + 'static>,
@@ -33,12 +37,7 @@ pub async fn rate_limit(
             .await
             .map(ServiceResponse::map_into_boxed_body);
     };
-    let peer = req
-        .peer_addr()
-        .map(|a| a.ip())
-        .unwrap_or(std::net::IpAddr::from([0, 0, 0, 0]));
-    let client = client_ip::client_ip(&state.config.trusted_proxies, peer, req.headers());
-    match bucket.check(client_ip::bucket_key(client)) {
+    match bucket.check(rate_key(&state, req.request())) {
         Err(verdict) => {
             let res = ApiError::RateLimited(verdict).error_response();
             Ok(req.into_response(res))
@@ -54,6 +53,17 @@ pub async fn rate_limit(
             Ok(res)
         }
     }
+}
+
+/// The key `req` draws from a rate-limit bucket under: its client's address
+/// (see `client_ip`), IPv6 by /64.
+pub fn rate_key(state: &AppState, req: &HttpRequest) -> IpAddr {
+    let peer = req
+        .peer_addr()
+        .map(|a| a.ip())
+        .unwrap_or(IpAddr::from([0, 0, 0, 0]));
+    let client = client_ip::client_ip(&state.config.trusted_proxies, peer, req.headers());
+    client_ip::bucket_key(client)
 }
 
 /// Takes a stream token out of the request URI before anything can log it:

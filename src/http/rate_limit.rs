@@ -109,13 +109,16 @@ impl RateLimits {
         }
     }
 
-    /// Which bucket a path draws from; `None` for health probes and scrapes.
+    /// Which bucket a path draws from; `None` for health probes and for
+    /// carrier webhooks, whose handler draws from `general` only for events
+    /// that fail verification (a busy line's verified reports and opt-outs
+    /// are never refused for their number).
     /// `/auth/*` includes every OAuth endpoint that takes a secret (the
     /// login form, the token endpoint) or writes (registration, consent,
     /// revocation); `GET /authorize` only shows the login page and draws
     /// from the general bucket, like the metadata documents.
     pub fn bucket_for(&self, path: &str) -> Option<&Bucket> {
-        if path == "/healthz" || path == "/readyz" || path == "/metrics" {
+        if path == "/healthz" || path == "/readyz" || path == crate::phone::inbound::PATH {
             None
         } else if path.starts_with("/auth/") {
             Some(&self.auth)

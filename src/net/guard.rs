@@ -173,6 +173,11 @@ mod tests {
             "[::1]:443",
             "[fd00::1]:443",
             "[::ffff:127.0.0.1]:443",
+            "[::127.0.0.1]:443",
+            "[64:ff9b::a9fe:a9fe]:80",
+            "[64:ff9b:1::a00:1]:443",
+            "[2002:c0a8:101::1]:443",
+            "[2001:0:4136:e378:8000:63bf:3fff:fdd2]:443",
         ] {
             let err = allowed("h", vec![sa(a)], strict).unwrap_err();
             assert_eq!(err.addrs, vec![sa(a).ip()]);
@@ -186,6 +191,9 @@ mod tests {
         };
         let kept = allowed("h", vec![sa("10.0.0.1:443"), sa("8.8.8.8:443")], strict).unwrap();
         assert_eq!(kept, vec![sa("8.8.8.8:443")]);
+        // NAT64 and 6to4 addresses of a public IPv4 host are public.
+        let nat64 = vec![sa("[64:ff9b::808:808]:443"), sa("[2002:808:808::1]:443")];
+        assert_eq!(allowed("h", nat64.clone(), strict).unwrap(), nat64);
     }
 
     #[test]

@@ -29,7 +29,7 @@ use crate::types::Permission;
 pub use context::Ctx;
 pub use dispatch::{OperationCall, OperationOutput, dispatch};
 pub use input::{Json, MaybeJson, Nothing, Params, Query, RawInput};
-pub use page::{Filtered, Page, Paged, Pagination};
+pub use page::{Filtered, OptionalPage, Page, Paged, Pagination};
 
 /// What an operation needs from the credential. Checked in one place
 /// ([`authorize`]) before any input is parsed or any row is read.

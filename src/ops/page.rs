@@ -1,6 +1,7 @@
 //! Offset pagination as domain types: the request ([`Page`], `take`/`skip`
-//! with a per-operation default and cap) and the position of a result in the
-//! whole ([`Pagination`]). The REST edge turns the latter into
+//! with a per-operation default and cap; [`OptionalPage`] where leaving both
+//! out asks for everything) and the position of a result in the whole
+//! ([`Pagination`]). The REST edge turns the latter into
 //! `meta.pagination`.
 
 use serde::{Deserialize, Serialize};
@@ -86,6 +87,53 @@ impl<const DEFAULT: u64, const MAX: u64> Part for Page<DEFAULT, MAX> {
             "properties": {
                 "take": {"type": "integer", "minimum": 1, "maximum": MAX, "default": DEFAULT},
                 "skip": {"type": "integer", "minimum": 0, "maximum": MAX_SKIP, "default": 0},
+            },
+        }))
+    }
+}
+
+/// `take`/`skip` for a list the spec answers in full: without either, the
+/// whole list (`None`); with one or both, a page as [`Page`] reads it.
+#[derive(Debug, Clone, Copy)]
+pub struct OptionalPage<const DEFAULT: u64 = 20, const MAX: u64 = 100>(
+    pub Option<Page<DEFAULT, MAX>>,
+);
+
+impl<const DEFAULT: u64, const MAX: u64> OptionalPage<DEFAULT, MAX> {
+    pub fn parse(query: &str) -> Result<Self, ApiError> {
+        let raw: Raw = parse_query(query)?;
+        if raw.take.is_none() && raw.skip.is_none() {
+            return Ok(OptionalPage(None));
+        }
+        Page::parse(query).map(|page| OptionalPage(Some(page)))
+    }
+
+    /// Where `total` items, all of them when no page was asked for, sit.
+    pub fn of(&self, total: u64) -> Pagination {
+        match self.0 {
+            Some(page) => page.of(total),
+            None => Pagination {
+                skip: 0,
+                take: total,
+                total,
+                has_more: false,
+            },
+        }
+    }
+}
+
+impl<const DEFAULT: u64, const MAX: u64> Part for OptionalPage<DEFAULT, MAX> {
+    fn from_raw(raw: &RawInput) -> Result<Self, ApiError> {
+        Self::parse(&raw.query)
+    }
+    fn schema() -> Option<Value> {
+        Some(json!({
+            "type": "object",
+            "properties": {
+                "take": {"type": "integer", "minimum": 1, "maximum": MAX,
+                    "description": format!("Page size (default {DEFAULT} when skip is given). Without take and skip, the whole list.")},
+                "skip": {"type": "integer", "minimum": 0, "maximum": MAX_SKIP,
+                    "description": "Rows to skip (default 0)."},
             },
         }))
     }

@@ -8,8 +8,13 @@
 //! `{telnyx-timestamp}|{raw body}` under the carrier's public key
 //! (`AGENTIC_CARRIER_PUBLIC_KEY`); the timestamp (Unix seconds) must be
 //! within 5 minutes of now. Anything else is 401 and changes nothing.
+//!
+//! Verified events are not rate-limited: the carrier sends a busy line's
+//! delivery reports and opt-outs from a few addresses, and a 429 could lose
+//! a STOP (spec rule 8). Requests that fail verification draw from the
+//! general per-client bucket, so forging costs as much as any API call.
 
-use actix_web::{HttpRequest, HttpResponse, web};
+use actix_web::{HttpRequest, HttpResponse, ResponseError, web};
 use chrono::Utc;
 use sea_orm::sea_query::OnConflict;
 use sea_orm::{ColumnTrait, EntityTrait, QueryFilter, Set};
@@ -19,6 +24,7 @@ use entity::{phone_line, phone_message, phone_opt_out};
 use super::keywords::{self, Keyword};
 use super::signature::{DEFAULT_TOLERANCE_SECS, SIGNATURE_HEADER, TIMESTAMP_HEADER};
 use super::telnyx_wire::{CarrierEvent, Delivery, parse_event};
+use crate::error::ApiError;
 use crate::state::AppState;
 
 pub const PATH: &str = "/carrier/events";
@@ -44,22 +50,26 @@ async fn carrier_events(
     body: web::Bytes,
 ) -> HttpResponse {
     use actix_web::http::StatusCode;
-    let Some(key) = &state.config.carrier_public_key else {
-        return refuse(
-            StatusCode::UNAUTHORIZED,
-            "UNAUTHORIZED",
-            "carrier webhooks are not configured (AGENTIC_CARRIER_PUBLIC_KEY)".into(),
-        );
-    };
     let header = |name: &str| req.headers().get(name).map(|v| v.as_bytes());
-    if let Err(why) = key.verify(
-        header(SIGNATURE_HEADER),
-        header(TIMESTAMP_HEADER),
-        &body,
-        Utc::now().timestamp(),
-        DEFAULT_TOLERANCE_SECS,
-    ) {
-        return refuse(StatusCode::UNAUTHORIZED, "UNAUTHORIZED", why.to_string());
+    let verified = match &state.config.carrier_public_key {
+        None => Err("carrier webhooks are not configured (AGENTIC_CARRIER_PUBLIC_KEY)".into()),
+        Some(key) => key
+            .verify(
+                header(SIGNATURE_HEADER),
+                header(TIMESTAMP_HEADER),
+                &body,
+                Utc::now().timestamp(),
+                DEFAULT_TOLERANCE_SECS,
+            )
+            .map_err(|why| why.to_string()),
+    };
+    if let Err(why) = verified {
+        // Only what fails verification draws from the client's bucket.
+        let key = crate::http::middleware::rate_key(&state, &req);
+        if let Err(verdict) = state.limits.general.check(key) {
+            return ApiError::RateLimited(verdict).error_response();
+        }
+        return refuse(StatusCode::UNAUTHORIZED, "UNAUTHORIZED", why);
     }
     let event = match parse_event(&body) {
         Ok(e) => e,

@@ -1,11 +1,12 @@
 //! Webhooks (issue 10): buyers register HTTPS endpoints for catalog events
 //! ([`model::EVENT_TYPES`]). This module holds the subscriptions: the
 //! validated registration ([`model`]), storage within the caller's account
-//! ([`service`]), the secret at rest ([`secret`]) and the operations
-//! ([`operations`]); events recorded in the transaction of what they report
-//! ([`events`]) and delivered through the outbox, one lane per subscription
-//! ([`delivery`]).
+//! ([`service`]), the secret at rest ([`secret`]) and the key it is sealed
+//! with ([`at_rest`]), and the operations ([`operations`]); events recorded
+//! in the transaction of what they report ([`events`]) and delivered
+//! through the outbox, one lane per subscription ([`delivery`]).
 
+pub mod at_rest;
 pub mod delivery;
 pub mod events;
 pub mod model;

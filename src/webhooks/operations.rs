@@ -9,7 +9,8 @@ use crate::auth::CallerInfo;
 use crate::error::ApiError;
 use crate::http::{Envelope, ErrorEnvelope, ListEnvelope};
 use crate::ops::{
-    Access, Ctx, Input, Json, Nothing, Operation, Page, Paged, Pagination, Params, Verb,
+    Access, Ctx, Input, Json, Nothing, Operation, OptionalPage, Page, Paged, Pagination, Params,
+    Verb,
 };
 
 #[derive(Debug, Deserialize, ToSchema)]
@@ -47,12 +48,12 @@ pub struct ListWebhookSubscriptions;
 
 impl Operation for ListWebhookSubscriptions {
     const NAME: &'static str = "list_webhook_subscriptions";
-    const DESCRIPTION: &'static str = "The account's webhook subscriptions, newest first.";
+    const DESCRIPTION: &'static str = "The account's webhook subscriptions, newest first: all of them, or a page when take or skip is given.";
     const ACCESS: Access = Access::Read;
     const VERB: Verb = Verb::Get;
     const PATH: &'static str = "/buyer/webhook-subscriptions";
     type Path = Nothing;
-    type Query = Page<20, 100>;
+    type Query = OptionalPage<20, 100>;
     type Body = Nothing;
     type Output = Paged<SubscriptionOut>;
 
@@ -141,7 +142,7 @@ pub(super) fn create_webhook_subscription() {}
     path = "/buyer/webhook-subscriptions",
     tag = "webhooks",
     security(("bearer" = [])),
-    params(Page<20, 100>),
+    params(OptionalPage<20, 100>),
     responses(
         (status = 200, body = ListEnvelope<Vec<SubscriptionOut>>),
         (status = 400, body = ErrorEnvelope),

@@ -1,18 +1,20 @@
 //! Webhook secrets at rest. The secret is needed in clear to sign deliveries
-//! (HMAC-SHA256), so it cannot be hashed; with `AGENTIC_WEBHOOK_SECRET_KEY`
-//! set it is encrypted with AES-256-GCM (random 96-bit nonce, the
-//! subscription id as associated data, so a stored value cannot be moved to
-//! another row). Every stored value carries a version prefix:
+//! (HMAC-SHA256), so it cannot be hashed; with a key (see [`super::at_rest`]
+//! for where it comes from) it is encrypted with AES-256-GCM (random 96-bit
+//! nonce, the subscription id as associated data, so a stored value cannot
+//! be moved to another row). Every stored value carries a version prefix:
 //!
-//! - `plain1:<secret>`: written while no key was configured;
+//! - `plain1:<secret>`: written while there was no key (sealed at the next
+//!   start with one);
 //! - `aesgcm1:<hex of nonce (12 bytes), ciphertext and tag (16 bytes)>`.
 //!
-//! [`open`] is what the delivery worker will use to read one back.
+//! [`open`] reads one back for the delivery worker.
 
 use aes_gcm::aead::{Aead, KeyInit, Payload};
 use aes_gcm::{Aes256Gcm, Key, Nonce};
 
-const PLAIN: &str = "plain1:";
+/// The prefix of a secret stored in plain text.
+pub const PLAIN: &str = "plain1:";
 const AES_GCM: &str = "aesgcm1:";
 const NONCE_LEN: usize = 12;
 const TAG_LEN: usize = 16;

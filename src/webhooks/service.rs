@@ -14,7 +14,7 @@ use super::model::{DeliveryOut, STATUS_ACTIVE, SubscriptionCreate, SubscriptionO
 use super::secret;
 use crate::auth::CallerInfo;
 use crate::error::ApiError;
-use crate::ops::{Ctx, Page, Paged};
+use crate::ops::{Ctx, OptionalPage, Page, Paged};
 use crate::outbox;
 
 /// Registers a subscription: `active`, no failures yet. Nothing is written
@@ -51,17 +51,28 @@ pub async fn create(
 pub async fn list(
     ctx: &Ctx,
     caller: &CallerInfo,
-    page: Page<20, 100>,
+    page: OptionalPage<20, 100>,
 ) -> Result<Paged<SubscriptionOut>, ApiError> {
     let mine = sub::Entity::find().filter(sub::Column::AccountId.eq(caller.account_id()));
-    let total = mine.clone().count(&ctx.db).await?;
-    let rows = mine
+    let newest_first = mine
+        .clone()
         .order_by_desc(sub::Column::CreatedAt)
-        .order_by_desc(sub::Column::Id)
-        .offset(page.skip)
-        .limit(page.take)
-        .all(&ctx.db)
-        .await?;
+        .order_by_desc(sub::Column::Id);
+    let (rows, total) = match page.0 {
+        Some(p) => (
+            newest_first
+                .offset(p.skip)
+                .limit(p.take)
+                .all(&ctx.db)
+                .await?,
+            mine.count(&ctx.db).await?,
+        ),
+        None => {
+            let rows = newest_first.all(&ctx.db).await?;
+            let total = rows.len() as u64;
+            (rows, total)
+        }
+    };
     Ok(Paged {
         items: rows
             .into_iter()

@@ -641,6 +641,7 @@ async fn the_token_never_reaches_the_logs() {
         .arg("serve")
         .env("AGENTIC_DATABASE_URL", &app.database_url)
         .env("AGENTIC_BIND", "127.0.0.1:0")
+        .env("AGENTIC_METRICS_BIND", "127.0.0.1:0")
         .env("AGENTIC_LOG", "debug")
         .env("NO_COLOR", "1")
         .stdout(std::process::Stdio::piped())

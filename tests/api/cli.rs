@@ -575,6 +575,8 @@ async fn sqlite_is_durable_by_default_and_normal_is_an_opt_in() {
             &url,
             "--bind",
             "127.0.0.1:0",
+            "--metrics-bind",
+            "127.0.0.1:0",
         ];
         argv.extend_from_slice(flags);
         argv.push("serve");
@@ -615,6 +617,61 @@ async fn sqlite_is_durable_by_default_and_normal_is_an_opt_in() {
         "{err}"
     );
     assert!(!path.exists(), "nothing opened");
+}
+
+#[test]
+fn a_sqlite_file_that_does_not_exist_is_refused_with_the_fix_named() {
+    // A SQLite URL: checked on a SQLite file whatever the test backend.
+    let dir = tempfile::tempdir().unwrap();
+    let run = |url: String, command: &str| {
+        let out = Command::new(env!("CARGO_BIN_EXE_agentic-api"))
+            .arg(command)
+            .env("AGENTIC_DATABASE_URL", url)
+            .env("AGENTIC_BIND", "127.0.0.1:0")
+            .env("AGENTIC_METRICS_BIND", "")
+            .output()
+            .unwrap();
+        assert!(!out.status.success());
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    };
+    let file = dir.path().join("typo.db");
+    for command in ["migrate", "serve"] {
+        let err = run(format!("sqlite://{}", file.display()), command);
+        assert!(
+            err.contains("does not exist") && err.contains("?mode=rwc"),
+            "{command}: {err}"
+        );
+        assert!(!file.exists(), "nothing created");
+    }
+    let err = run(format!("sqlite://{}?mode=ro", file.display()), "migrate");
+    assert!(
+        err.contains("does not exist") && err.contains("read-only"),
+        "{err}"
+    );
+    let nested = dir.path().join("no-such-dir").join("a.db");
+    let err = run(format!("sqlite://{}?mode=rwc", nested.display()), "migrate");
+    assert!(
+        err.contains(&format!(
+            "{} does not exist",
+            nested.parent().unwrap().display()
+        )),
+        "{err}"
+    );
+    // As the message says, `?mode=rwc` creates it.
+    let out = Command::new(env!("CARGO_BIN_EXE_agentic-api"))
+        .arg("migrate")
+        .env(
+            "AGENTIC_DATABASE_URL",
+            format!("sqlite://{}?mode=rwc", file.display()),
+        )
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(file.exists());
 }
 
 #[actix_web::test]

@@ -20,6 +20,8 @@ pub struct TestApp {
     /// `http://127.0.0.1:PORT`
     pub address: String,
     pub port: u16,
+    /// The metrics listener's port (`None` when metrics are off).
+    pub metrics_port: Option<u16>,
     pub db: DatabaseConnection,
     pub database_url: String,
     pub config: Config,
@@ -93,6 +95,7 @@ pub async fn spawn_on(database_url: &str, tweak: impl FnOnce(&mut Config)) -> Te
         .await
         .expect("app builds");
     let port = application.port();
+    let metrics_port = application.metrics_port();
     let db = application.state().db.clone();
     let state = application.state().clone();
     let handle = application.handle();
@@ -100,6 +103,7 @@ pub async fn spawn_on(database_url: &str, tweak: impl FnOnce(&mut Config)) -> Te
     TestApp {
         address: format!("http://127.0.0.1:{port}"),
         port,
+        metrics_port,
         db,
         database_url: database_url.to_string(),
         config,
@@ -572,6 +576,16 @@ pub struct Served {
     pub lines: Vec<String>,
 }
 
+impl Served {
+    /// `http://HOST:PORT` of the metrics listener, as the server printed it.
+    pub fn metrics_base(&self) -> Option<String> {
+        self.lines.iter().find_map(|l| {
+            let at = l.find("metrics on ")? + "metrics on ".len();
+            Some(l[at..].trim().trim_end_matches("/metrics").to_string())
+        })
+    }
+}
+
 impl Drop for Served {
     fn drop(&mut self) {
         if matches!(self.child.try_wait(), Ok(None)) {
@@ -598,6 +612,8 @@ pub fn serve_with(
         .args(args)
         .env("AGENTIC_DATABASE_URL", database_url)
         .env("AGENTIC_BIND", "127.0.0.1:0")
+        // Tests run side by side: never the fixed default port.
+        .env("AGENTIC_METRICS_BIND", "127.0.0.1:0")
         .env("AGENTIC_LOG", "warn")
         .envs(envs.iter().copied())
         .stdout(Stdio::piped())

@@ -17,6 +17,8 @@ async fn stderr_after_client_errors(format: &str) -> String {
             ("AGENTIC_LOG_FORMAT", format),
             // Client errors are logged at DEBUG: show them, to see their level.
             ("AGENTIC_LOG", "info,agentic_api=debug"),
+            // Without one, PostgreSQL starts with a warning (not a client error's).
+            ("AGENTIC_WEBHOOK_SECRET_KEY", &"ab".repeat(32)),
         ],
         Stdio::piped(),
     );

@@ -1,5 +1,5 @@
 //! `/metrics`: Prometheus text with request series by route pattern, pool
-//! usage and live gauges.
+//! usage and live gauges, on a listener of its own (not the API's).
 //!
 //! The recorder is per process and test apps share this one, so in-process
 //! tests assert on series presence and increases; exact gauge values are
@@ -44,17 +44,23 @@ pub fn sample(text: &str, name: &str, want: &[(&str, &str)]) -> Option<f64> {
     found
 }
 
+/// `GET /metrics` on the app's metrics listener.
 async fn scrape(app: &TestApp) -> String {
-    let res = app.request(Method::GET, "/metrics", None, None).await;
-    assert_eq!(res.status, 200);
+    let port = app.metrics_port.expect("metrics are on");
+    let mut res = app
+        .client
+        .get(format!("http://127.0.0.1:{port}/metrics"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 200);
+    let content_type = res.headers().get("content-type").unwrap().to_str().unwrap();
     assert!(
-        res.header("content-type")
-            .unwrap()
-            .starts_with("text/plain; version=0.0.4"),
-        "{:?}",
-        res.header("content-type")
+        content_type.starts_with("text/plain; version=0.0.4"),
+        "{content_type}"
     );
-    String::from_utf8(res.raw.to_vec()).unwrap()
+    assert!(res.headers().get("ratelimit-limit").is_none());
+    String::from_utf8(res.body().await.unwrap().to_vec()).unwrap()
 }
 
 #[actix_web::test]
@@ -130,17 +136,66 @@ async fn pool_usage_is_read_at_scrape_time() {
 }
 
 #[actix_web::test]
-async fn metrics_are_not_rate_limited_and_can_be_disabled() {
+async fn metrics_are_served_on_their_own_listener_only_unlimited_and_can_be_turned_off() {
     let app = spawn_app_with(|c| c.rate_limit_per_minute = 1).await;
+    let port = app.metrics_port.unwrap();
+    assert_ne!(port, app.port);
     for _ in 0..3 {
-        let res = app.request(Method::GET, "/metrics", None, None).await;
-        assert_eq!(res.status, 200);
-        assert_eq!(res.header("ratelimit-limit"), None);
+        assert!(scrape(&app).await.contains("agentic_db_pool_connections"));
     }
-    let off = spawn_app_with(|c| c.metrics = false).await;
-    off.request(Method::GET, "/metrics", None, None)
+    // Nothing else on that listener...
+    let res = app
+        .client
+        .get(format!("http://127.0.0.1:{port}/api/v2/me"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 404);
+    // ...and no metrics on the API's.
+    app.request(Method::GET, "/metrics", None, None)
         .await
         .assert_error(404, "NOT_FOUND");
+
+    for off in [
+        spawn_app_with(|c| c.metrics = false).await,
+        spawn_app_with(|c| c.metrics_bind = String::new()).await,
+    ] {
+        assert_eq!(off.metrics_port, None);
+        off.request(Method::GET, "/metrics", None, None)
+            .await
+            .assert_error(404, "NOT_FOUND");
+    }
+}
+
+#[actix_web::test]
+async fn the_binary_prints_the_metrics_address_and_refuses_a_taken_one() {
+    let (db, _dir) = fresh_database().await;
+    let served = serve(&db, &[], Stdio::null());
+    let base = served.metrics_base().expect("metrics address printed");
+    assert_ne!(base, served.base);
+    let client = awc::Client::default();
+    assert!(process_scrape(&client, &base).await.contains("# TYPE"));
+    drop(served);
+
+    let off = serve(&db, &[("AGENTIC_METRICS_BIND", "")], Stdio::null());
+    assert_eq!(off.metrics_base(), None);
+    drop(off);
+
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = taken.local_addr().unwrap().to_string();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_agentic-api"))
+        .arg("serve")
+        .env("AGENTIC_DATABASE_URL", &db)
+        .env("AGENTIC_BIND", "127.0.0.1:0")
+        .env("AGENTIC_METRICS_BIND", &addr)
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains(&addr) && err.contains("AGENTIC_METRICS_BIND"),
+        "{err}"
+    );
 }
 
 async fn process_scrape(client: &awc::Client, base: &str) -> String {
@@ -180,6 +235,7 @@ async fn stream_and_room_gauges_follow_an_open_stream() {
     let (owner, mate) = (&keys[0], &keys[1]);
     let served = serve(&db, &[], Stdio::null());
     let base = &served.base;
+    let metrics = &served.metrics_base().unwrap();
     let client = awc::Client::default();
     let open = |text: &str| {
         sample(
@@ -189,7 +245,7 @@ async fn stream_and_room_gauges_follow_an_open_stream() {
         )
         .unwrap_or(0.0)
     };
-    assert_eq!(open(&process_scrape(&client, base).await), 0.0);
+    assert_eq!(open(&process_scrape(&client, metrics).await), 0.0);
 
     let mut res = client
         .post(format!("{base}/api/v2/assistant/conversations"))
@@ -215,7 +271,7 @@ async fn stream_and_room_gauges_follow_an_open_stream() {
     let first = stream.next().await.unwrap().unwrap();
     assert!(String::from_utf8_lossy(&first).contains("event: ready"));
 
-    let text = process_scrape(&client, base).await;
+    let text = process_scrape(&client, metrics).await;
     assert_eq!(open(&text), 1.0, "{text}");
     assert_eq!(
         sample(&text, "agentic_rooms_open", &[]),
@@ -240,13 +296,13 @@ async fn stream_and_room_gauges_follow_an_open_stream() {
     assert!(rest.contains("event: error"), "{rest}");
     // The guard drops as the server finishes the body, which may land just
     // after the client has read its end.
-    let mut now = open(&process_scrape(&client, base).await);
+    let mut now = open(&process_scrape(&client, metrics).await);
     for _ in 0..100 {
         if now == 0.0 {
             break;
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
-        now = open(&process_scrape(&client, base).await);
+        now = open(&process_scrape(&client, metrics).await);
     }
     assert_eq!(now, 0.0);
 }

@@ -57,6 +57,14 @@ fn rebinding() -> Table {
             "intranet.example.com".to_string(),
             vec!["10.1.2.3".parse().unwrap(), "192.168.1.10".parse().unwrap()],
         ),
+        (
+            "nat64.example.com".to_string(),
+            vec![
+                "64:ff9b::a9fe:a9fe".parse().unwrap(),
+                "2002:7f00:1::".parse().unwrap(),
+                "2001:0:4136:e378:8000:63bf:3fff:fdd2".parse().unwrap(),
+            ],
+        ),
     ]))
 }
 
@@ -93,6 +101,14 @@ async fn a_public_name_resolving_to_private_addresses_is_refused_at_connect_time
         ("seller.example.com", vec!["127.0.0.1"]),
         ("metadata.example.com", vec!["169.254.169.254"]),
         ("intranet.example.com", vec!["10.1.2.3", "192.168.1.10"]),
+        (
+            "nat64.example.com",
+            vec![
+                "64:ff9b::a9fe:a9fe",
+                "2002:7f00:1::",
+                "2001:0:4136:e378:8000:63bf:3fff:fdd2",
+            ],
+        ),
     ] {
         let err = get(&client, &format!("http://{host}:{}/echo", seller.port))
             .await

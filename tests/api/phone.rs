@@ -928,6 +928,58 @@ async fn stop_and_start_through_signed_carrier_webhooks_opt_out_and_back_in() {
 }
 
 #[actix_web::test]
+async fn a_thousand_signed_carrier_events_in_a_minute_from_one_address_are_all_applied() {
+    use base64::Engine;
+    use futures_util::StreamExt;
+    let carrier = ed25519_dalek::SigningKey::from_bytes(&[42; 32]);
+    let public =
+        base64::engine::general_purpose::STANDARD.encode(carrier.verifying_key().to_bytes());
+    let app = spawn_app_with(|c| {
+        c.carrier_public_key = public.parse().ok();
+        c.rate_limit_per_minute = 100;
+    })
+    .await;
+    let t = enrolled(&app).await;
+    line(&app, &t, "+14155550100", |_| {}).await;
+    let now = chrono::Utc::now().timestamp();
+    let started = std::time::Instant::now();
+    let statuses: Vec<u16> = futures_util::stream::iter(0..1000)
+        .map(|i| {
+            let stop = inbound(&format!("+1415556{i:04}"), "+14155550100", "STOP");
+            let carrier = &carrier;
+            let app = &app;
+            async move { carrier_event(app, Some(carrier), now, &stop).await }
+        })
+        .buffer_unordered(8)
+        .collect()
+        .await;
+    // Well under the 9 minutes in which a 100/min bucket could admit 1,000
+    // (a few seconds on an idle machine; the bound leaves room for a busy one).
+    assert!(started.elapsed() < Duration::from_secs(300));
+    assert!(statuses.iter().all(|s| *s == 200), "{statuses:?}");
+    assert_eq!(
+        phone_opt_out::Entity::find().count(&app.db).await.unwrap(),
+        1000
+    );
+    // None of them drew from the address's bucket...
+    let me = app.get("/api/v2/me", &t.key).await;
+    assert_eq!(me.header("ratelimit-remaining"), Some("99"));
+    // ...which still limits events that fail verification.
+    let stop = inbound(TO, "+14155550100", "STOP");
+    for _ in 0..99 {
+        assert_eq!(carrier_event(&app, None, now, &stop).await, 401);
+    }
+    assert_eq!(carrier_event(&app, None, now, &stop).await, 429);
+    let forger = ed25519_dalek::SigningKey::from_bytes(&[1; 32]);
+    assert_eq!(carrier_event(&app, Some(&forger), now, &stop).await, 429);
+    // A verified event still goes through.
+    assert_eq!(carrier_event(&app, Some(&carrier), now, &stop).await, 200);
+    app.get("/api/v2/me", &t.key)
+        .await
+        .assert_error(429, "RATE_LIMITED");
+}
+
+#[actix_web::test]
 async fn carrier_webhooks_are_refused_without_a_configured_key() {
     let app = spawn_app().await;
     let carrier = ed25519_dalek::SigningKey::from_bytes(&[42; 32]);

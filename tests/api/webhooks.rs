@@ -1,6 +1,7 @@
 //! Webhook subscriptions (issue 10, item 1): create, list, delete; the
 //! spec's error table; the secret never leaves the server and is encrypted
-//! at rest when a key is configured; outbound URLs under the strict policy.
+//! at rest (a configured key, or on SQLite a key file made beside the
+//! database); outbound URLs under the strict policy.
 
 use std::io::Read;
 use std::process::{Command, Stdio};
@@ -264,6 +265,55 @@ async fn a_teammate_sees_and_deletes_the_accounts_subscriptions_and_a_read_only_
 }
 
 #[actix_web::test]
+async fn the_list_holds_every_subscription_unless_take_or_skip_asks_for_a_page() {
+    let app = spawn_app().await;
+    let t = app.tenant().await;
+    for i in 0..25 {
+        create(&app, &t, &format!("https://example.com/h{i}")).await;
+    }
+    let ids = |res: &Resp| -> Vec<String> {
+        res.data()
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| s["id"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let all = app.get(PATH, &t.key).await;
+    assert_eq!(all.status, 200, "{}", all.body);
+    assert_eq!(
+        ids(&all).len(),
+        25,
+        "all of them, past the default page size"
+    );
+    assert_eq!(
+        all.body["meta"]["pagination"],
+        json!({"skip": 0, "take": 25, "total": 25, "hasMore": false})
+    );
+    // Newest first.
+    assert_eq!(all.data()[0]["url"], "https://example.com/h24");
+
+    let first = app.get(&format!("{PATH}?take=10"), &t.key).await;
+    assert_eq!(
+        first.body["meta"]["pagination"],
+        json!({"skip": 0, "take": 10, "total": 25, "hasMore": true})
+    );
+    let rest = app.get(&format!("{PATH}?skip=10"), &t.key).await;
+    assert_eq!(
+        rest.body["meta"]["pagination"],
+        json!({"skip": 10, "take": 20, "total": 25, "hasMore": false})
+    );
+    let paged: Vec<String> = ids(&first).into_iter().chain(ids(&rest)).collect();
+    assert_eq!(paged, ids(&all));
+
+    for bad in ["take=0", "take=101", "take=x", "skip=-1"] {
+        let res = app.get(&format!("{PATH}?{bad}"), &t.key).await;
+        res.assert_error(400, "VALIDATION_ERROR");
+        assert_eq!(res.body["error"]["field"], bad.split('=').next().unwrap());
+    }
+}
+
+#[actix_web::test]
 async fn the_strict_url_policy_refuses_every_internal_or_insecure_url() {
     let app = spawn_app_with(|c| c.allow_insecure_urls = false).await;
     let t = app.tenant().await;
@@ -280,6 +330,15 @@ async fn the_strict_url_policy_refuses_every_internal_or_insecure_url() {
         "https://[fd00::1]/hook",
         "https://0.0.0.0/hook",
         "https://metadata.internal/hook",
+        // IPv6 forms that carry a private IPv4 address, and Teredo.
+        "https://[::127.0.0.1]/hook",
+        "https://[::ffff:0:10.0.0.1]/hook",
+        "https://[64:ff9b::169.254.169.254]/hook",
+        "https://[64:ff9b::7f00:1]/hook",
+        "https://[64:ff9b:1::a00:1]/hook",
+        "https://[2002:a9fe:a9fe::1]/hook",
+        "https://[2002:7f00:1::]/hook",
+        "https://[2001:0:4136:e378:8000:63bf:3fff:fdd2]/hook",
     ] {
         let res = app.post(PATH, &t.key, &body(url)).await;
         res.assert_error(400, "VALIDATION_ERROR");
@@ -288,8 +347,10 @@ async fn the_strict_url_policy_refuses_every_internal_or_insecure_url() {
         no_secret(&res);
     }
     assert_eq!(total(&app, &t).await, 0);
-    // A public HTTPS host is fine.
+    // A public HTTPS host is fine, also by a NAT64 or 6to4 address.
     create(&app, &t, "https://hooks.example.com/ok").await;
+    create(&app, &t, "https://[64:ff9b::808:808]/ok").await;
+    create(&app, &t, "https://[2002:808:808::1]/ok").await;
 }
 
 #[actix_web::test]
@@ -304,7 +365,7 @@ async fn development_policy_allows_http_and_loopback() {
 }
 
 #[actix_web::test]
-async fn the_secret_is_encrypted_at_rest_with_a_key_and_tagged_plain_without() {
+async fn the_secret_is_encrypted_at_rest_with_a_configured_key() {
     let key = SecretKey::from_bytes([42; 32]);
     let k = key.clone();
     let app = spawn_app_with(move |c| c.webhook_secret_key = Some(k)).await;
@@ -321,17 +382,120 @@ async fn the_secret_is_encrypted_at_rest_with_a_key_and_tagged_plain_without() {
     assert_eq!(signing_secret(&row, Some(&key)).unwrap(), SECRET);
     assert!(signing_secret(&row, Some(&SecretKey::from_bytes([1; 32]))).is_err());
     assert!(signing_secret(&row, None).is_err());
+}
 
-    let plain = spawn_app().await;
-    let t = plain.tenant().await;
-    let sub = create(&plain, &t, "https://example.com/h").await;
-    let row = entity::webhook_subscription::Entity::find_by_id(sub["id"].as_str().unwrap())
-        .one(&plain.db)
+async fn stored(app: &TestApp, id: &str) -> entity::webhook_subscription::Model {
+    entity::webhook_subscription::Entity::find_by_id(id)
+        .one(&app.db)
         .await
         .unwrap()
-        .unwrap();
-    assert_eq!(row.secret, format!("plain1:{SECRET}"));
-    assert_eq!(signing_secret(&row, None).unwrap(), SECRET);
+        .unwrap()
+}
+
+/// The SQLite database file of a `sqlite://PATH?...` URL.
+fn sqlite_file(url: &str) -> Option<std::path::PathBuf> {
+    let rest = url.strip_prefix("sqlite://")?;
+    Some(rest.split('?').next().unwrap_or(rest).into())
+}
+
+#[actix_web::test]
+async fn without_a_key_sqlite_makes_a_key_file_beside_the_database_and_postgresql_stores_plain() {
+    let app = spawn_app().await;
+    let t = app.tenant().await;
+    let sub = create(&app, &t, "https://example.com/h").await;
+    let id = sub["id"].as_str().unwrap();
+    let row = stored(&app, id).await;
+    let Some(db_file) = sqlite_file(&app.database_url) else {
+        // PostgreSQL: instances must share a key only the operator can give.
+        assert_eq!(row.secret, format!("plain1:{SECRET}"));
+        assert_eq!(signing_secret(&row, None).unwrap(), SECRET);
+        return;
+    };
+    let key_file = std::path::PathBuf::from(format!("{}.webhook-key", db_file.display()));
+    let text = std::fs::read_to_string(&key_file).unwrap();
+    let key = SecretKey::from_hex(&text).unwrap();
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(&key_file).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o600, "{mode:o}");
+    }
+    assert!(row.secret.starts_with("aesgcm1:"), "{}", row.secret);
+    assert_eq!(signing_secret(&row, Some(&key)).unwrap(), SECRET);
+    // Another start on the same database uses the same file, unchanged.
+    let again = spawn_on(&app.database_url, |_| {}).await;
+    assert_eq!(std::fs::read_to_string(&key_file).unwrap(), text);
+    let sub = create(&again, &t, "https://example.com/h2").await;
+    let row = stored(&again, sub["id"].as_str().unwrap()).await;
+    assert_eq!(signing_secret(&row, Some(&key)).unwrap(), SECRET);
+}
+
+#[actix_web::test]
+async fn plain_secrets_are_sealed_at_start_once_a_key_is_present() {
+    let app = spawn_app().await;
+    let t = app.tenant().await;
+    let mut ids = Vec::new();
+    for i in 0..3 {
+        let sub = create(&app, &t, &format!("https://example.com/h{i}")).await;
+        ids.push(sub["id"].as_str().unwrap().to_string());
+    }
+    // As a server without a key (or an older version) left them.
+    for id in &ids {
+        let mut row: entity::webhook_subscription::ActiveModel = stored(&app, id).await.into();
+        row.secret = sea_orm::Set(format!("plain1:{SECRET}"));
+        entity::webhook_subscription::Entity::update(row)
+            .exec(&app.db)
+            .await
+            .unwrap();
+    }
+    // Two instances start together with the key: each row is sealed once,
+    // and every value opens with the key.
+    let key = SecretKey::from_bytes([5; 32]);
+    let url = app.database_url.clone();
+    let (k1, k2) = (key.clone(), key.clone());
+    let (a, _b) = futures_util::join!(
+        spawn_on(&url, move |c| c.webhook_secret_key = Some(k1)),
+        spawn_on(&url, move |c| c.webhook_secret_key = Some(k2)),
+    );
+    let mut sealed = Vec::new();
+    for id in &ids {
+        let row = stored(&a, id).await;
+        assert!(row.secret.starts_with("aesgcm1:"), "{}", row.secret);
+        assert_eq!(signing_secret(&row, Some(&key)).unwrap(), SECRET);
+        sealed.push(row.secret);
+    }
+    // Idempotent: a later start leaves sealed rows as they are.
+    let k3 = key.clone();
+    let c = spawn_on(&url, move |c| c.webhook_secret_key = Some(k3)).await;
+    for (id, before) in ids.iter().zip(&sealed) {
+        assert_eq!(&stored(&c, id).await.secret, before);
+    }
+}
+
+#[actix_web::test]
+async fn starting_without_a_key_warns_on_postgresql_only() {
+    let (db, _dir) = fresh_database().await;
+    let read_stderr = |envs: &[(&str, &str)]| {
+        let mut served = serve(&db, envs, Stdio::piped());
+        let mut stderr = served.child.stderr.take().unwrap();
+        sigterm_and_wait(&mut served.child);
+        let mut text = String::new();
+        stderr.read_to_string(&mut text).unwrap();
+        text
+    };
+    let warned = |text: &str| {
+        text.lines()
+            .any(|l| l.contains("WARN") && l.contains("AGENTIC_WEBHOOK_SECRET_KEY is not set"))
+    };
+    let text = read_stderr(&[]);
+    match sqlite_file(&db) {
+        Some(file) => {
+            assert!(!warned(&text), "{text}");
+            assert!(std::path::Path::new(&format!("{}.webhook-key", file.display())).exists());
+        }
+        None => assert!(warned(&text), "{text}"),
+    }
+    let text = read_stderr(&[("AGENTIC_WEBHOOK_SECRET_KEY", &"ab".repeat(32))]);
+    assert!(!warned(&text), "{text}");
 }
 
 #[actix_web::test]
