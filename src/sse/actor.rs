@@ -234,17 +234,9 @@ impl<D: Domain> StreamActor<D> {
         }
     }
 
-    pub fn tuning(&self) -> &Tuning {
-        &self.shared.tuning
-    }
-
     /// The actor is ending every stream and stopping.
     pub fn is_failed(&self) -> bool {
         self.failed
-    }
-
-    pub fn has_members(&self) -> bool {
-        !self.members.is_empty()
     }
 
     /// Offers the item to every subscriber; a full buffer closes that one.

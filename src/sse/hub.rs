@@ -60,10 +60,6 @@ impl<D: Domain> Hub<D> {
         Hub { inner }
     }
 
-    pub fn tuning(&self) -> &Tuning {
-        &self.inner.shared.tuning
-    }
-
     /// The running actor for `key`, or a new one with the domain `make`
     /// builds.
     pub fn actor(&self, key: &str, make: impl FnOnce() -> D) -> Addr<StreamActor<D>> {
