@@ -9,7 +9,9 @@
 //!   the re-check) and an expired OAuth access token close the stream with
 //!   `UNAUTHORIZED`;
 //! - failure (the database, shutdown): every stream ends with the error
-//!   and the actor stops, so the next subscriber rebuilds it;
+//!   and the actor stops, so the next subscriber rebuilds it (a failed
+//!   re-check spares an actor whose domain still has work: only its
+//!   streams end);
 //! - stopping once nobody watches and the domain has no work left.
 //!
 //! What the stream carries is the [`Domain`]'s: its access check, its
