@@ -18,6 +18,10 @@ pub struct Model {
     pub stream_path: String,
     pub created_at: DateTimeUtc,
     pub expires_at: DateTimeUtc,
+    /// When the credential that minted it expires by itself (an OAuth
+    /// access token): the token expires no later, and a stream opened
+    /// with it ends then.
+    pub credential_expires_at: Option<DateTimeUtc>,
 }
 
 #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]

@@ -17,6 +17,7 @@ mod m20261129_090000_phone_messages;
 mod m20261130_090000_catalogs;
 mod m20261130_100000_campaigns;
 mod m20261201_090000_phone_daily_spend;
+mod m20261202_090000_stream_token_credential_expiry;
 mod m20261203_090000_oauth_client_used;
 
 /// A foreign key that deletes the row with its parent.
@@ -54,6 +55,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261130_090000_catalogs::Migration),
             Box::new(m20261130_100000_campaigns::Migration),
             Box::new(m20261201_090000_phone_daily_spend::Migration),
+            Box::new(m20261202_090000_stream_token_credential_expiry::Migration),
             Box::new(m20261203_090000_oauth_client_used::Migration),
         ]
     }

@@ -2,6 +2,7 @@
 //! comes from here, never from a request body. Transport-free: REST, the
 //! operation dispatcher and MCP all build one from a credential.
 
+use chrono::{DateTime, Utc};
 use serde::Serialize;
 use utoipa::ToSchema;
 
@@ -14,6 +15,9 @@ pub struct CallerInfo {
     pub user: UserInfo,
     pub api_key_id: i64,
     pub permissions: Vec<Permission>,
+    /// When the credential stops being valid by itself (an OAuth access
+    /// token, or a stream token minted with one); streams end then.
+    pub expires_at: Option<DateTime<Utc>>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, ToSchema)]

@@ -24,24 +24,9 @@ use super::keys;
 /// another process (the admin CLI), they take effect within this TTL.
 pub const AUTH_CACHE_TTL: Duration = Duration::from_secs(5);
 
-/// A resolved credential; `expires_at` for those that expire by themselves
-/// (OAuth access tokens), checked on every hit.
-#[derive(Clone)]
-struct Cached {
-    caller: Arc<CallerInfo>,
-    expires_at: Option<DateTime<Utc>>,
-}
-
-impl Cached {
-    fn of(caller: Option<Arc<CallerInfo>>) -> Option<Cached> {
-        caller.map(|caller| Cached {
-            caller,
-            expires_at: None,
-        })
-    }
-}
-
-type CallerCache = Cache<String, Option<Cached>>;
+/// A resolved credential (its expiry, if any, is checked on every hit), or
+/// `None` for a rejection.
+type CallerCache = Cache<String, Option<Arc<CallerInfo>>>;
 
 #[derive(Clone)]
 pub struct AuthService {
@@ -67,9 +52,9 @@ impl BusSink for CacheSink {
         let _ = self.0.invalidate_entries_if(move |_, cached| {
             cached.as_ref().is_some_and(|c| {
                 if by_key {
-                    c.caller.api_key_id == id
+                    c.api_key_id == id
                 } else {
-                    c.caller.user.id == id
+                    c.user.id == id
                 }
             })
         });
@@ -107,9 +92,10 @@ impl AuthService {
             let prefix = prefix.to_string();
             let hash_for_lookup = hash.clone();
             self.cache
-                .try_get_with(hash, async move {
-                    Ok(Cached::of(lookup(&db, &prefix, &hash_for_lookup).await?))
-                })
+                .try_get_with(
+                    hash,
+                    async move { lookup(&db, &prefix, &hash_for_lookup).await },
+                )
                 .await
         } else if super::oauth::tokens::is_access_token(token) {
             let token = token.to_string();
@@ -120,10 +106,7 @@ impl AuthService {
                     else {
                         return Ok(None);
                     };
-                    Ok(resolve(&db, key).await?.map(|caller| Cached {
-                        caller,
-                        expires_at: Some(expires_at),
-                    }))
+                    resolve(&db, key, Some(expires_at)).await
                 })
                 .await
         } else {
@@ -131,9 +114,7 @@ impl AuthService {
         };
         let cached = cached.map_err(|e: Arc<ApiError>| ApiError::internal(e))?;
         // A cached access token is refused from the moment it expires.
-        Ok(cached
-            .filter(|c| c.expires_at.is_none_or(|at| at > Utc::now()))
-            .map(|c| c.caller))
+        Ok(cached.filter(|c| c.expires_at.is_none_or(|at| at > Utc::now())))
     }
     /// The caller behind an API key id (for credentials derived from a key,
     /// such as stream tokens): `None` once the key is revoked or its user or
@@ -151,13 +132,13 @@ impl AuthService {
                     .one(&db)
                     .await?;
                 match key {
-                    Some(key) => Ok(Cached::of(resolve(&db, key).await?)),
+                    Some(key) => resolve(&db, key, None).await,
                     None => Ok(None),
                 }
             })
             .await
             .map_err(|e: Arc<ApiError>| ApiError::internal(e))?;
-        Ok(cached.map(|c| c.caller))
+        Ok(cached)
     }
 }
 
@@ -209,14 +190,16 @@ async fn lookup(
     if !keys::hashes_match(&key.key_hash, hash) {
         return Ok(None);
     }
-    resolve(db, key).await
+    resolve(db, key, None).await
 }
 
 /// The caller behind a live key row (an API key or an OAuth grant's
-/// credential): its user, account and permissions.
+/// credential): its user, account and permissions; `expires_at` for a
+/// credential that expires by itself.
 async fn resolve(
     db: &DatabaseConnection,
     key: api_key::Model,
+    expires_at: Option<DateTime<Utc>>,
 ) -> Result<Option<Arc<CallerInfo>>, ApiError> {
     let Some(u) = user::Entity::find_by_id(key.user_id).one(db).await? else {
         return Ok(None);
@@ -252,5 +235,6 @@ async fn resolve(
         },
         api_key_id: key.id,
         permissions,
+        expires_at,
     })))
 }

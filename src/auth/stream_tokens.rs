@@ -7,6 +7,8 @@
 //! stored, found by its non-secret prefix and compared in constant time.
 //! It is not single-use: an `EventSource` retries the same URL after a
 //! dropped connection, so the token opens its stream until it expires.
+//! Minted with an OAuth access token, it expires no later than that token,
+//! and a stream it opens ends when that token expires.
 //! Rows live in the database, so any instance can redeem a token minted by
 //! another; expired rows are pruned whenever a token is minted.
 
@@ -37,6 +39,8 @@ pub struct Issued {
 pub struct Grant {
     pub api_key_id: i64,
     pub user_id: i64,
+    /// The minting credential's own expiry: the stream's caller expires then.
+    pub credential_expires_at: Option<DateTime<Utc>>,
 }
 
 /// Why a token does not open a stream.
@@ -70,7 +74,8 @@ pub async fn issue(
     let now = Utc::now();
     prune_expired(db, now).await?;
     let ttl = chrono::Duration::from_std(ttl).map_err(ApiError::internal)?;
-    let expires_at = now + ttl;
+    // Never outlives the credential that minted it.
+    let expires_at = caller.expires_at.map_or(now + ttl, |at| at.min(now + ttl));
     let new = keys::generate_tagged(TOKEN_TAG);
     stream_token::ActiveModel {
         prefix: Set(new.prefix),
@@ -80,6 +85,7 @@ pub async fn issue(
         stream_path: Set(stream_path.to_string()),
         created_at: Set(now),
         expires_at: Set(expires_at),
+        credential_expires_at: Set(caller.expires_at),
         ..Default::default()
     }
     .insert(db)
@@ -118,6 +124,7 @@ pub async fn redeem(
     Ok(Ok(Grant {
         api_key_id: row.api_key_id,
         user_id: row.user_id,
+        credential_expires_at: row.credential_expires_at,
     }))
 }
 

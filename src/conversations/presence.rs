@@ -18,9 +18,8 @@ use entity::{conversation_presence as presence, user};
 
 use super::list_cache;
 use super::model::Participant;
-use super::room::Fail;
 use crate::bus::EventBus;
-use crate::sse::StreamError;
+use crate::sse::{Fail, StreamError};
 
 fn fresh_after(ttl: Duration) -> chrono::DateTime<Utc> {
     Utc::now() - chrono::Duration::from_std(ttl).unwrap_or(chrono::Duration::seconds(45))

@@ -1,15 +1,15 @@
-//! The room actor: one per conversation with open streams on this instance.
-//! It holds the subscribers (through the shared SSE fan-out) and local
+//! A conversation's room: the stream actor's domain for conversation
+//! streams (the shared machinery is `sse::StreamActor`). It holds local
 //! presence, orders messages by sequence (filling gaps from the database),
-//! knows who may read the conversation and with which credential each
-//! stream was opened, and re-validates all of it on every keep-alive tick.
+//! and knows who may read the conversation; the keep-alive tick re-reads
+//! its access and last sequence.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
-use std::sync::{Arc, Weak};
-use std::time::Instant;
+use std::sync::Arc;
 
 use actix::prelude::*;
-use sea_orm::DatabaseConnection;
+use futures_util::future::BoxFuture;
+use sea_orm::{DatabaseConnection, DbErr};
 
 use entity::conversation;
 
@@ -17,10 +17,12 @@ use super::model::{Participant, message_created_data, presence_data};
 use super::presence::{self, PresenceWriter};
 use super::{events, service};
 use crate::auth::CallerInfo;
-use crate::bus::{BusEvent, BusSink, EventBus};
+use crate::bus::{BusEvent, EventBus};
 use crate::config::RoomTuning;
 use crate::error::ApiError;
-use crate::sse::{self, Frame, Item, StreamError, Subscribers, Subscription};
+use crate::sse::{self, Ctx, Frame, Item, Member, StreamActor, StreamError, Subscription};
+
+sse::tuning_from!(RoomTuning);
 
 /// Rows fetched per round when filling a gap.
 const FETCH_PAGE: u64 = 500;
@@ -34,18 +36,13 @@ fn no_access() -> StreamError {
     StreamError::not_found("conversation")
 }
 
-/// This instance's rooms, by conversation uid; also the bus sink that routes
-/// events to them.
+/// This instance's rooms, by conversation uid.
 #[derive(Clone)]
 pub struct Rooms {
-    inner: Arc<RoomsInner>,
-}
-
-struct RoomsInner {
+    hub: sse::Hub<Room>,
     db: DatabaseConnection,
     bus: EventBus,
     tuning: RoomTuning,
-    live: sse::Registry<Room>,
 }
 
 impl Rooms {
@@ -57,38 +54,26 @@ impl Rooms {
         tuning: RoomTuning,
         shutdown: tokio_util::sync::CancellationToken,
     ) -> Self {
-        let inner = Arc::new(RoomsInner {
+        Rooms {
+            hub: sse::Hub::new(db.clone(), &bus, (&tuning).into(), shutdown),
             db,
-            bus: bus.clone(),
+            bus,
             tuning,
-            live: sse::Registry::default(),
-        });
-        let weak: Weak<RoomsInner> = Arc::downgrade(&inner);
-        bus.subscribe(events::PREFIX, weak.clone());
-        bus.subscribe(crate::auth::events::PREFIX, weak.clone());
-        tokio::spawn(async move {
-            shutdown.cancelled().await;
-            if let Some(inner) = weak.upgrade() {
-                for room in inner.live.all() {
-                    room.do_send(Fail(StreamError::shutting_down()));
-                }
-            }
-        });
-        Rooms { inner }
+        }
     }
 
     /// Is any of these conversations' rooms open on this instance?
     pub fn any_open(&self, uids: &[&str]) -> bool {
-        self.inner.live.any_open(uids)
+        self.hub.any_open(uids)
     }
 
     /// Rooms currently running on this instance.
     pub fn len(&self) -> usize {
-        self.inner.live.len()
+        self.hub.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.len() == 0
+        self.hub.is_empty()
     }
 
     /// Joins the caller to the conversation's room, starting it if needed.
@@ -98,109 +83,31 @@ impl Rooms {
         conv: &conversation::Model,
         caller: &CallerInfo,
     ) -> Result<Subscription, ApiError> {
-        for _ in 0..3 {
-            let room = self.get_or_start(conv, caller.account.shared_conversations_enabled);
-            let join = Join {
-                user_id: caller.user.id,
-                key_id: caller.api_key_id,
-            };
-            match room.send(join).await {
-                Ok(None) => return Err(ApiError::not_found("conversation")),
-                Ok(Some(joined)) => {
-                    return Ok(Subscription {
-                        rx: joined.rx,
-                        closed: joined.closed,
-                        live_from: joined.live_from,
-                        guard: Box::new(LeaveGuard {
-                            room,
-                            sub_id: joined.id,
-                        }),
-                    });
-                }
-                // The room stopped between lookup and join: start afresh.
-                Err(_) => self.inner.live.forget(&conv.uid, &room),
-            }
-        }
-        Err(ApiError::ServiceUnavailable(
-            "the conversation room is unavailable; retry".into(),
-        ))
-    }
-
-    fn get_or_start(&self, conv: &conversation::Model, shared_allowed: bool) -> Addr<Room> {
-        self.inner.live.get_or_start(&conv.uid, || {
-            Room {
-                uid: conv.uid.clone(),
-                account_id: conv.account_id.clone(),
-                owner_user_id: conv.owner_user_id,
-                sharing_enabled: conv.sharing_enabled,
-                shared_allowed,
-                revalidating: false,
-                registry: Arc::downgrade(&self.inner),
-                db: self.inner.db.clone(),
-                bus: self.inner.bus.clone(),
-                tuning: self.inner.tuning.clone(),
-                subs: Subscribers::new(self.inner.tuning.subscriber_buffer),
-                last_seq: conv.last_sequence,
-                pending: BTreeMap::new(),
-                want_upto: conv.last_sequence,
-                fetching: false,
-                participants: None,
-                presence_gen: 0,
-                awaiting_presence: Vec::new(),
-                local_users: HashMap::new(),
-                writer: None,
-                failed: false,
-            }
-            .start()
-        })
+        let shared_allowed = caller.account.shared_conversations_enabled;
+        let make = || Room {
+            uid: conv.uid.clone(),
+            account_id: conv.account_id.clone(),
+            owner_user_id: conv.owner_user_id,
+            sharing_enabled: conv.sharing_enabled,
+            shared_allowed,
+            db: self.db.clone(),
+            bus: self.bus.clone(),
+            tuning: self.tuning.clone(),
+            last_seq: conv.last_sequence,
+            pending: BTreeMap::new(),
+            want_upto: conv.last_sequence,
+            fetching: false,
+            participants: None,
+            presence_gen: 0,
+            awaiting_presence: Vec::new(),
+            local_users: HashMap::new(),
+            writer: None,
+        };
+        self.hub.join(&conv.uid, make, caller, ()).await
     }
 }
 
-struct LeaveGuard {
-    room: Addr<Room>,
-    sub_id: u64,
-}
-
-impl Drop for LeaveGuard {
-    fn drop(&mut self) {
-        self.room.do_send(Leave {
-            sub_id: self.sub_id,
-        });
-    }
-}
-
-impl BusSink for RoomsInner {
-    fn deliver(&self, event: &BusEvent) {
-        if event.topic.starts_with(crate::auth::events::PREFIX) {
-            // Revocations concern whichever rooms hold that key or user.
-            for room in self.live.all() {
-                room.do_send(Deliver(event.clone()));
-            }
-        } else if event.topic != events::CHANGED
-            && let Some(room) = self.live.get(&event.key)
-        {
-            room.do_send(Deliver(event.clone()));
-        }
-    }
-
-    /// Events from other instances may be lost: every room resynchronises
-    /// in place from the database (messages, access, presence) instead of
-    /// closing its streams.
-    fn transport_lost(&self) {
-        for room in self.live.all() {
-            room.do_send(Resync);
-        }
-    }
-}
-
-/// Who a subscriber is.
-struct Member {
-    user_id: i64,
-    /// The credential the stream was opened with: revoking it closes it.
-    key_id: i64,
-    opened: Instant,
-}
-
+/// A conversation's room: what its streams carry.
 pub struct Room {
     uid: String,
     account_id: String,
@@ -208,12 +115,9 @@ pub struct Room {
     sharing_enabled: bool,
     /// The account allows shared conversations.
     shared_allowed: bool,
-    revalidating: bool,
-    registry: Weak<RoomsInner>,
     db: DatabaseConnection,
     bus: EventBus,
     tuning: RoomTuning,
-    subs: Subscribers<Member>,
     /// Highest sequence broadcast (or known to precede every subscriber).
     last_seq: i64,
     /// Messages that arrived ahead of a gap, as their data.
@@ -230,191 +134,136 @@ pub struct Room {
     local_users: HashMap<i64, usize>,
     /// Persists local presence (a supervised actor).
     writer: Option<Addr<PresenceWriter>>,
-    failed: bool,
 }
 
-impl Actor for Room {
-    type Context = Context<Self>;
+type Act = StreamActor<Room>;
 
-    fn started(&mut self, ctx: &mut Context<Self>) {
-        crate::metrics::room_opened();
-        self.writer = Some(presence::start_writer(
-            self.db.clone(),
-            self.bus.clone(),
-            self.account_id.clone(),
-            self.uid.clone(),
-            self.tuning.keepalive,
-            ctx.address().downgrade().recipient(),
-        ));
-        ctx.run_interval(self.tuning.keepalive, |room, ctx| {
-            room.broadcast(Item::new(None, Frame::keep_alive()), ctx);
-            let max = room.tuning.max_stream_duration;
-            let gone = room
-                .subs
-                .close_where(|m| m.opened.elapsed() >= max, StreamError::max_duration());
-            room.forget_members(gone, ctx);
-            // Also notices stale remote rows and a lost database.
-            room.load_presence(ctx);
-            // No missed event leaves access open, or a message undelivered,
-            // for longer than one tick.
-            room.revalidate(ctx);
-        });
+impl sse::Domain for Room {
+    type Join = ();
+    type State = service::RoomState;
+
+    const WHAT: &'static str = "conversation";
+    const TOPICS: &'static str = events::PREFIX;
+
+    fn routes(topic: &str) -> bool {
+        topic != events::CHANGED
     }
 
-    fn stopped(&mut self, ctx: &mut Context<Self>) {
-        if let Some(writer) = self.writer.take() {
-            writer.do_send(presence::Finish);
-        }
-        crate::metrics::room_closed();
-        if let Some(registry) = self.registry.upgrade() {
-            registry.live.forget(&self.uid, &ctx.address());
-        }
+    fn account_id(&self) -> &str {
+        &self.account_id
     }
-}
 
-struct Joined {
-    id: u64,
-    rx: tokio::sync::mpsc::Receiver<Arc<Item>>,
-    closed: sse::fanout::CloseReason,
-    live_from: i64,
-}
+    fn read(&self) -> BoxFuture<'static, Result<Option<service::RoomState>, DbErr>> {
+        let db = self.db.clone();
+        let uid = self.uid.clone();
+        Box::pin(async move { service::room_state(&db, &uid).await })
+    }
 
-/// `None`: refused (the caller may not read the conversation).
-#[derive(Message)]
-#[rtype(result = "Option<Joined>")]
-struct Join {
-    user_id: i64,
-    key_id: i64,
-}
+    /// The conversation's access as the database has it, and any message
+    /// whose notification was lost.
+    fn checked(act: &mut Act, state: service::RoomState, ctx: &mut Ctx<Room>) {
+        act.owner_user_id = state.owner_user_id;
+        act.sharing_enabled = state.sharing_enabled;
+        act.shared_allowed = state.shared_allowed;
+        act.enforce_access(ctx);
+        act.want_upto = act.want_upto.max(state.last_sequence);
+        act.fetch(ctx);
+    }
 
-#[derive(Message)]
-#[rtype(result = "()")]
-struct Leave {
-    sub_id: u64,
-}
+    fn admits(&self, member: &Member, _: &()) -> bool {
+        self.may_read(member.user_id)
+    }
 
-#[derive(Message)]
-#[rtype(result = "()")]
-struct Deliver(BusEvent);
-
-/// Ends every stream with the error and stops the room: its state is
-/// rebuilt from the database by the next subscriber.
-#[derive(Message, Clone)]
-#[rtype(result = "()")]
-pub struct Fail(pub StreamError);
-
-#[derive(Message)]
-#[rtype(result = "()")]
-struct Resync;
-
-impl Handler<Join> for Room {
-    type Result = MessageResult<Join>;
-
-    fn handle(&mut self, msg: Join, ctx: &mut Context<Self>) -> MessageResult<Join> {
-        if self.failed || !self.may_read(msg.user_id) {
-            return MessageResult(None);
-        }
-        let user_id = msg.user_id;
-        let (id, rx, closed) = self.subs.add(Member {
-            user_id,
-            key_id: msg.key_id,
-            opened: Instant::now(),
-        });
-        let count = self.local_users.entry(user_id).or_default();
+    fn joined(act: &mut Act, id: u64, member: &Member, _: (), ctx: &mut Ctx<Room>) -> i64 {
+        let count = act.local_users.entry(member.user_id).or_default();
         *count += 1;
         if *count == 1 {
             // The writer persists and announces; the reload that follows
             // broadcasts the new presence to everyone, this stream included.
-            self.publish_local_users();
-            self.awaiting_presence.push(id);
-        } else if let Some((_, item)) = &self.participants {
+            act.publish_local_users();
+            act.awaiting_presence.push(id);
+        } else if let Some((_, item)) = &act.participants {
             let item = item.clone();
-            if let Some(gone) = self.subs.send_to(id, item) {
-                self.forget_members(vec![gone], ctx);
-            }
+            act.send_to(id, item, ctx);
         } else {
-            self.awaiting_presence.push(id);
-            self.load_presence(ctx);
+            act.awaiting_presence.push(id);
+            act.load_presence(ctx);
         }
-        MessageResult(Some(Joined {
-            id,
-            rx,
-            closed,
-            live_from: self.last_seq,
-        }))
+        act.last_seq
     }
-}
 
-impl Handler<Leave> for Room {
-    type Result = ();
-
-    fn handle(&mut self, msg: Leave, ctx: &mut Context<Self>) {
-        if let Some(member) = self.subs.remove(msg.sub_id) {
-            self.forget_members(vec![member], ctx);
+    /// Local presence after subscribers went away.
+    fn left(act: &mut Act, gone: &[(u64, Member)], _: &mut Ctx<Room>) {
+        let mut changed = false;
+        for (id, member) in gone {
+            act.awaiting_presence.retain(|w| w != id);
+            if let Some(count) = act.local_users.get_mut(&member.user_id) {
+                *count -= 1;
+                if *count == 0 {
+                    act.local_users.remove(&member.user_id);
+                    changed = true;
+                }
+            }
+        }
+        if changed {
+            act.publish_local_users();
         }
     }
-}
 
-impl Handler<Deliver> for Room {
-    type Result = ();
-
-    fn handle(&mut self, Deliver(event): Deliver, ctx: &mut Context<Self>) {
+    fn on_event(act: &mut Act, event: &BusEvent, ctx: &mut Ctx<Room>) {
         let number = |field: &str| event.payload.get(field).and_then(|v| v.as_i64());
         match event.topic.as_str() {
             events::MESSAGE => {
                 if let Some(sequence) = number("sequence") {
-                    self.on_message(sequence, event.bulk, ctx);
+                    act.on_message(sequence, event.bulk.clone(), ctx);
                 }
             }
-            events::PRESENCE => self.load_presence(ctx),
+            events::PRESENCE => act.load_presence(ctx),
             events::ACCESS => {
                 if let Some(owner) = number("ownerUserId") {
-                    self.owner_user_id = owner;
+                    act.owner_user_id = owner;
                 }
                 if let Some(sharing) = event
                     .payload
                     .get("sharingEnabled")
                     .and_then(|v| v.as_bool())
                 {
-                    self.sharing_enabled = sharing;
+                    act.sharing_enabled = sharing;
                 }
-                self.enforce_access(ctx);
+                act.enforce_access(ctx);
                 // The account's own switch is read from the database.
-                self.revalidate(ctx);
-            }
-            crate::auth::events::KEY_REVOKED => {
-                let key: Option<i64> = event.key.parse().ok();
-                let gone = self
-                    .subs
-                    .close_where(|m| Some(m.key_id) == key, StreamError::revoked());
-                self.forget_members(gone, ctx);
-            }
-            crate::auth::events::USER_REVOKED => {
-                let user: Option<i64> = event.key.parse().ok();
-                let gone = self
-                    .subs
-                    .close_where(|m| Some(m.user_id) == user, StreamError::revoked());
-                self.forget_members(gone, ctx);
+                act.revalidate(ctx);
             }
             _ => {}
         }
     }
-}
 
-impl Handler<Fail> for Room {
-    type Result = ();
-
-    fn handle(&mut self, Fail(err): Fail, ctx: &mut Context<Self>) {
-        self.fail(err, ctx);
+    /// Also notices stale remote rows and a lost database.
+    fn tick(act: &mut Act, ctx: &mut Ctx<Room>) {
+        act.load_presence(ctx);
     }
-}
 
-impl Handler<Resync> for Room {
-    type Result = ();
+    fn resync(act: &mut Act, ctx: &mut Ctx<Room>) {
+        act.load_presence(ctx);
+    }
 
-    fn handle(&mut self, _: Resync, ctx: &mut Context<Self>) {
-        self.revalidate(ctx);
-        self.load_presence(ctx);
+    fn started(act: &mut Act, ctx: &mut Ctx<Room>) {
+        crate::metrics::room_opened();
+        act.writer = Some(presence::start_writer(
+            act.db.clone(),
+            act.bus.clone(),
+            act.account_id.clone(),
+            act.uid.clone(),
+            act.tuning.keepalive,
+            ctx.address().downgrade().recipient(),
+        ));
+    }
+
+    fn stopped(act: &mut Act, _: &mut Ctx<Room>) {
+        if let Some(writer) = act.writer.take() {
+            writer.do_send(presence::Finish);
+        }
+        crate::metrics::room_closed();
     }
 }
 
@@ -427,67 +276,20 @@ impl Room {
             user_id == self.owner_user_id
         }
     }
+}
 
-    fn enforce_access(&mut self, ctx: &mut Context<Self>) {
+impl Act {
+    fn enforce_access(&mut self, ctx: &mut Ctx<Room>) {
         let (sharing, allowed, owner) = (
             self.sharing_enabled,
             self.shared_allowed,
             self.owner_user_id,
         );
         let may_read = move |user: i64| if sharing { allowed } else { user == owner };
-        let gone = self.subs.close_where(|m| !may_read(m.user_id), no_access());
-        self.forget_members(gone, ctx);
+        self.close_where(|m| !may_read(m.user_id), no_access(), ctx);
     }
 
-    /// Re-reads the conversation, the account's switch and the subscribers'
-    /// credentials: closes whoever may no longer read, and fills any gap
-    /// up to the conversation's last sequence (a lost notification).
-    fn revalidate(&mut self, ctx: &mut Context<Self>) {
-        if self.revalidating || self.failed {
-            return;
-        }
-        self.revalidating = true;
-        let db = self.db.clone();
-        let uid = self.uid.clone();
-        let account = self.account_id.clone();
-        let mut keys: Vec<i64> = self.subs.metas().map(|m| m.key_id).collect();
-        keys.sort_unstable();
-        keys.dedup();
-        let work = crate::rt::detached(async move {
-            let state = service::room_state(&db, &uid).await?;
-            let live = crate::auth::service::live_keys(&db, &account, &keys).await?;
-            Ok::<_, sea_orm::DbErr>((state, live))
-        });
-        ctx.spawn(work.into_actor(self).map(|res, room, ctx| {
-            room.revalidating = false;
-            let res =
-                res.unwrap_or_else(|| Err(sea_orm::DbErr::Custom("revalidation cancelled".into())));
-            match res {
-                Ok((None, _)) => {
-                    let gone = room.subs.close_where(|_| true, no_access());
-                    room.forget_members(gone, ctx);
-                }
-                Ok((Some(state), live)) => {
-                    room.owner_user_id = state.owner_user_id;
-                    room.sharing_enabled = state.sharing_enabled;
-                    room.shared_allowed = state.shared_allowed;
-                    room.enforce_access(ctx);
-                    let gone = room
-                        .subs
-                        .close_where(|m| !live.contains(&m.key_id), StreamError::revoked());
-                    room.forget_members(gone, ctx);
-                    room.want_upto = room.want_upto.max(state.last_sequence);
-                    room.fetch(ctx);
-                }
-                Err(err) => {
-                    tracing::warn!(error = %err, "room revalidation failed");
-                    room.fail(StreamError::database_unavailable(), ctx);
-                }
-            }
-        }));
-    }
-
-    fn on_message(&mut self, sequence: i64, data: Option<String>, ctx: &mut Context<Self>) {
+    fn on_message(&mut self, sequence: i64, data: Option<String>, ctx: &mut Ctx<Room>) {
         if sequence <= self.last_seq {
             return;
         }
@@ -503,7 +305,7 @@ impl Room {
         self.fetch(ctx);
     }
 
-    fn emit_message(&mut self, sequence: i64, data: &str, ctx: &mut Context<Self>) {
+    fn emit_message(&mut self, sequence: i64, data: &str, ctx: &mut Ctx<Room>) {
         self.last_seq = sequence;
         self.broadcast(
             Item::new(Some(sequence), message_frame(sequence, data)),
@@ -511,17 +313,21 @@ impl Room {
         );
     }
 
-    fn drain_pending(&mut self, ctx: &mut Context<Self>) {
-        while let Some(data) = self.pending.remove(&(self.last_seq + 1)) {
-            self.emit_message(self.last_seq + 1, &data, ctx);
+    fn drain_pending(&mut self, ctx: &mut Ctx<Room>) {
+        loop {
+            let next = self.last_seq + 1;
+            let Some(data) = self.pending.remove(&next) else {
+                break;
+            };
+            self.emit_message(next, &data, ctx);
         }
         let last = self.last_seq;
         self.pending.retain(|&seq, _| seq > last);
     }
 
     /// Reads missing sequences (last_seq, want_upto] from the database.
-    fn fetch(&mut self, ctx: &mut Context<Self>) {
-        if self.fetching || self.want_upto <= self.last_seq || self.failed {
+    fn fetch(&mut self, ctx: &mut Ctx<Room>) {
+        if self.fetching || self.want_upto <= self.last_seq || self.is_failed() {
             return;
         }
         self.fetching = true;
@@ -533,8 +339,7 @@ impl Room {
         });
         ctx.spawn(work.into_actor(self).map(move |res, room, ctx| {
             room.fetching = false;
-            let res =
-                res.unwrap_or_else(|| Err(sea_orm::DbErr::Custom("gap fill cancelled".into())));
+            let res = res.unwrap_or_else(|| Err(DbErr::Custom("gap fill cancelled".into())));
             match res {
                 Ok(messages) => {
                     for m in messages {
@@ -558,8 +363,8 @@ impl Room {
         }));
     }
 
-    fn load_presence(&mut self, ctx: &mut Context<Self>) {
-        if self.failed {
+    fn load_presence(&mut self, ctx: &mut Ctx<Room>) {
+        if self.is_failed() {
             return;
         }
         self.presence_gen += 1;
@@ -572,8 +377,7 @@ impl Room {
             if generation != room.presence_gen {
                 return;
             }
-            let res = res
-                .unwrap_or_else(|| Err(sea_orm::DbErr::Custom("presence load cancelled".into())));
+            let res = res.unwrap_or_else(|| Err(DbErr::Custom("presence load cancelled".into())));
             match res {
                 Ok(participants) => room.apply_presence(participants, ctx),
                 Err(err) => {
@@ -584,7 +388,7 @@ impl Room {
         }));
     }
 
-    fn apply_presence(&mut self, participants: Vec<Participant>, ctx: &mut Context<Self>) {
+    fn apply_presence(&mut self, participants: Vec<Participant>, ctx: &mut Ctx<Room>) {
         let changed = self
             .participants
             .as_ref()
@@ -597,65 +401,18 @@ impl Room {
             self.broadcast(item, ctx);
         } else if let Some((_, item)) = &self.participants {
             let item = item.clone();
-            let mut gone = Vec::new();
             for id in waiting {
-                gone.extend(self.subs.send_to(id, item.clone()));
-            }
-            self.forget_members(gone, ctx);
-        }
-    }
-
-    /// Offers the item to every subscriber; a full buffer closes that one.
-    fn broadcast(&mut self, item: Arc<Item>, ctx: &mut Context<Self>) {
-        let gone = self.subs.broadcast(&item);
-        self.forget_members(gone, ctx);
-    }
-
-    /// Local presence and the idle timer after subscribers went away.
-    fn forget_members(&mut self, gone: Vec<(u64, Member)>, ctx: &mut Context<Self>) {
-        if gone.is_empty() {
-            return;
-        }
-        let mut changed = false;
-        for (id, member) in gone {
-            self.awaiting_presence.retain(|&w| w != id);
-            if let Some(count) = self.local_users.get_mut(&member.user_id) {
-                *count -= 1;
-                if *count == 0 {
-                    self.local_users.remove(&member.user_id);
-                    changed = true;
-                }
+                self.send_to(id, item.clone(), ctx);
             }
         }
-        if changed {
-            self.publish_local_users();
-        }
-        if self.subs.is_empty() {
-            ctx.run_later(self.tuning.idle_grace, |room, ctx| {
-                if room.subs.is_empty() {
-                    ctx.stop();
-                }
-            });
-        }
     }
+}
 
+impl Room {
     fn publish_local_users(&self) {
         if let Some(writer) = &self.writer {
             let users: BTreeSet<i64> = self.local_users.keys().copied().collect();
             writer.do_send(presence::SetUsers(users));
         }
-    }
-
-    /// Ends every stream with `err` and stops: state is rebuilt from the
-    /// database by the next subscriber.
-    fn fail(&mut self, err: StreamError, ctx: &mut Context<Self>) {
-        self.failed = true;
-        self.subs.close_where(|_| true, err);
-        self.local_users.clear();
-        self.publish_local_users();
-        if let Some(registry) = self.registry.upgrade() {
-            registry.live.forget(&self.uid, &ctx.address());
-        }
-        ctx.stop();
     }
 }

@@ -1,10 +1,12 @@
-//! The session actor: one per discovery session with work or watchers on
-//! this instance. On the instance that started a round it asks every
-//! storefront concurrently and, as each settles, commits the next revision
-//! (persist first) and then broadcasts it to its SSE subscribers and on the
-//! bus. On other instances it follows the bus and reads revisions from the
-//! database. Either way it re-reads the session on every keep-alive tick, so
-//! a lost event delays a revision by at most one tick.
+//! A discovery session: the stream actor's domain for discovery streams
+//! (the shared machinery is `sse::StreamActor`), one per session with work
+//! or watchers on this instance. On the instance that started a round it
+//! asks every storefront concurrently and, as each settles, commits the
+//! next revision (persist first) and then broadcasts it to its SSE
+//! subscribers and on the bus. On other instances it follows the bus and
+//! reads revisions from the database. Either way the keep-alive tick
+//! re-reads the session, so a lost event delays a revision by at most one
+//! tick.
 
 use std::collections::{HashSet, VecDeque};
 use std::sync::{Arc, Weak};
@@ -12,7 +14,8 @@ use std::time::{Duration, Instant};
 
 use actix::prelude::*;
 use chrono::Utc;
-use sea_orm::{DatabaseConnection, EntityTrait};
+use futures_util::future::BoxFuture;
+use sea_orm::{DatabaseConnection, DbErr, EntityTrait};
 use serde_json::json;
 use tokio::sync::oneshot;
 
@@ -24,11 +27,13 @@ use super::seller::{ProductQuery, SellerError, StorefrontTarget};
 use super::sellers::Sellers;
 use super::service::{self, Outcome, Published};
 use crate::auth::CallerInfo;
-use crate::bus::{BusEvent, BusSink, EventBus};
+use crate::bus::{BusEvent, EventBus};
 use crate::config::DiscoveryTuning;
 use crate::db::WriteGate;
 use crate::error::ApiError;
-use crate::sse::{self, Frame, Item, StreamError, Subscribers, Subscription};
+use crate::sse::{self, Ctx, Frame, Item, Member, StreamActor, Subscription};
+
+sse::tuning_from!(DiscoveryTuning);
 
 /// Stream cursor of revision `r`'s frame; its `complete` frame is one more.
 /// (Both are ordered and de-duplicated by the shared SSE body.)
@@ -76,7 +81,7 @@ pub struct Round {
     pub opened: Option<Published>,
 }
 
-/// This instance's discovery sessions; also their bus sink.
+/// This instance's discovery sessions.
 #[derive(Clone)]
 pub struct Sessions {
     inner: Arc<Inner>,
@@ -88,11 +93,19 @@ struct Inner {
     bus: EventBus,
     tuning: DiscoveryTuning,
     sellers: Sellers,
-    live: sse::Registry<Session>,
+    hub: sse::Hub<Session>,
     /// Sessions this instance drives (their leases are renewed).
-    driving: parking_lot::Mutex<HashSet<String>>,
+    driving: Arc<parking_lot::Mutex<HashSet<String>>>,
     /// This process, as a lease owner.
     instance: String,
+}
+
+/// What a subscriber read of the session before joining: newer than what
+/// the actor knows when a round ran on another instance.
+#[derive(Debug, Clone, Copy)]
+pub struct Seen {
+    revision: i64,
+    complete: bool,
 }
 
 impl Sessions {
@@ -105,19 +118,16 @@ impl Sessions {
         shutdown: tokio_util::sync::CancellationToken,
     ) -> Self {
         let inner = Arc::new(Inner {
+            hub: sse::Hub::new(db.clone(), &bus, (&tuning).into(), shutdown.clone()),
             db,
             writes,
-            bus: bus.clone(),
+            bus,
             tuning,
             sellers,
-            live: sse::Registry::default(),
-            driving: parking_lot::Mutex::new(HashSet::new()),
+            driving: Default::default(),
             instance: uuid::Uuid::new_v4().to_string(),
         });
-        let weak: Weak<Inner> = Arc::downgrade(&inner);
-        bus.subscribe(events::PREFIX, weak.clone());
-        bus.subscribe(crate::auth::events::PREFIX, weak.clone());
-        tokio::spawn(sweep(weak, shutdown));
+        tokio::spawn(sweep(Arc::downgrade(&inner), shutdown));
         Sessions { inner }
     }
 
@@ -193,61 +203,40 @@ impl Sessions {
         session: &discovery_session::Model,
         caller: &CallerInfo,
     ) -> Result<Subscription, ApiError> {
-        for _ in 0..3 {
-            let actor = self.actor(session);
-            let join = Join {
-                user_id: caller.user.id,
-                key_id: caller.api_key_id,
-                revision: session.revision,
-                complete: session.results_complete,
-            };
-            match actor.send(join).await {
-                Ok(joined) => {
-                    return Ok(Subscription {
-                        rx: joined.rx,
-                        closed: joined.closed,
-                        live_from: joined.live_from,
-                        guard: Box::new(LeaveGuard {
-                            actor,
-                            sub_id: joined.id,
-                        }),
-                    });
-                }
-                // It stopped between lookup and join: start afresh.
-                Err(_) => self.inner.live.forget(&session.id, &actor),
-            }
-        }
-        Err(ApiError::ServiceUnavailable(
-            "the discovery session is unavailable; retry".into(),
-        ))
+        let seen = Seen {
+            revision: session.revision,
+            complete: session.results_complete,
+        };
+        let make = || self.session(session);
+        self.inner.hub.join(&session.id, make, caller, seen).await
     }
 
-    fn actor(&self, s: &discovery_session::Model) -> Addr<Session> {
+    fn actor(&self, s: &discovery_session::Model) -> Addr<Act> {
+        self.inner.hub.actor(&s.id, || self.session(s))
+    }
+
+    fn session(&self, s: &discovery_session::Model) -> Session {
         let inner = &self.inner;
-        inner.live.get_or_start(&s.id, || {
-            Session {
-                id: s.id.clone(),
-                account_id: s.account_id.clone(),
-                registry: Arc::downgrade(inner),
-                db: inner.db.clone(),
-                writes: inner.writes.clone(),
-                bus: inner.bus.clone(),
-                tuning: inner.tuning.clone(),
-                sellers: inner.sellers.clone(),
-                subs: Subscribers::new(inner.tuning.subscriber_buffer),
-                revision: s.revision,
-                complete: s.results_complete,
-                round: s.round,
-                waiters: Vec::new(),
-                pending: tokio::sync::watch::Sender::new(usize::MAX),
-                queue: VecDeque::new(),
-                committing: false,
-                loading: false,
-                want: s.revision,
-                drives: 0,
-            }
-            .start()
-        })
+        Session {
+            id: s.id.clone(),
+            account_id: s.account_id.clone(),
+            db: inner.db.clone(),
+            writes: inner.writes.clone(),
+            bus: inner.bus.clone(),
+            tuning: inner.tuning.clone(),
+            sellers: inner.sellers.clone(),
+            driving: inner.driving.clone(),
+            revision: s.revision,
+            complete: s.results_complete,
+            round: s.round,
+            waiters: Vec::new(),
+            pending: tokio::sync::watch::Sender::new(usize::MAX),
+            queue: VecDeque::new(),
+            committing: false,
+            loading: false,
+            want: s.revision,
+            drives: 0,
+        }
     }
 }
 
@@ -261,10 +250,8 @@ async fn sweep(weak: Weak<Inner>, shutdown: tokio_util::sync::CancellationToken)
         };
         tokio::select! {
             _ = shutdown.cancelled() => {
+                // (The hub ends the streams.)
                 if let Some(inner) = weak.upgrade() {
-                    for s in inner.live.all() {
-                        s.do_send(Fail(StreamError::shutting_down()));
-                    }
                     // Nobody will ask this instance's sellers any more: its
                     // sessions complete now rather than when the lease runs
                     // out (a crash still leaves that to the lease).
@@ -281,7 +268,7 @@ async fn sweep(weak: Weak<Inner>, shutdown: tokio_util::sync::CancellationToken)
             let mut driving = inner.driving.lock();
             let gone: Vec<String> = driving
                 .iter()
-                .filter(|id| inner.live.get(id).is_none_or(|a| !a.connected()))
+                .filter(|id| inner.hub.get(id).is_none_or(|a| !a.connected()))
                 .cloned()
                 .collect();
             for id in &gone {
@@ -370,57 +357,17 @@ async fn interrupt(inner: &Inner, session: &discovery_session::Model) {
     }
 }
 
-struct LeaveGuard {
-    actor: Addr<Session>,
-    sub_id: u64,
-}
-
-impl Drop for LeaveGuard {
-    fn drop(&mut self) {
-        self.actor.do_send(Leave {
-            sub_id: self.sub_id,
-        });
-    }
-}
-
-impl BusSink for Inner {
-    fn deliver(&self, event: &BusEvent) {
-        if event.topic.starts_with(crate::auth::events::PREFIX) {
-            for s in self.live.all() {
-                s.do_send(Deliver(event.clone()));
-            }
-        } else if event.topic == events::REVISION
-            && let Some(s) = self.live.get(&event.key)
-        {
-            s.do_send(Deliver(event.clone()));
-        }
-    }
-
-    /// Events from other instances may have been lost: every session
-    /// re-reads its revisions from the database.
-    fn transport_lost(&self) {
-        for s in self.live.all() {
-            s.do_send(Resync);
-        }
-    }
-}
-
-struct Viewer {
-    user_id: i64,
-    key_id: i64,
-    opened: Instant,
-}
-
+/// A discovery session: what its streams carry, and the rounds this
+/// instance drives.
 pub struct Session {
     id: String,
     account_id: String,
-    registry: Weak<Inner>,
     db: DatabaseConnection,
     writes: WriteGate,
     bus: EventBus,
     tuning: DiscoveryTuning,
     sellers: Sellers,
-    subs: Subscribers<Viewer>,
+    driving: Arc<parking_lot::Mutex<HashSet<String>>>,
     /// Last revision broadcast here.
     revision: i64,
     complete: bool,
@@ -438,51 +385,71 @@ pub struct Session {
     drives: usize,
 }
 
-impl Actor for Session {
-    type Context = Context<Self>;
+type Act = StreamActor<Session>;
 
-    fn started(&mut self, ctx: &mut Context<Self>) {
-        ctx.run_interval(self.tuning.keepalive, |s, ctx| {
-            s.subs.broadcast(&Item::new(None, Frame::keep_alive()));
-            let max = s.tuning.max_stream_duration;
-            s.subs
-                .close_where(|v| v.opened.elapsed() >= max, StreamError::max_duration());
-            s.revalidate(ctx);
-            s.stop_if_idle(ctx);
-        });
+impl sse::Domain for Session {
+    type Join = Seen;
+    type State = discovery_session::Model;
+
+    const WHAT: &'static str = "discovery session";
+    const TOPICS: &'static str = events::PREFIX;
+
+    fn routes(topic: &str) -> bool {
+        topic == events::REVISION
     }
 
-    fn stopped(&mut self, ctx: &mut Context<Self>) {
-        // A round it was driving is completed by the sweep (it notices the
-        // driver is gone), not here: this may run while its worker stops.
-        if let Some(inner) = self.registry.upgrade() {
-            inner.live.forget(&self.id, &ctx.address());
+    fn account_id(&self) -> &str {
+        &self.account_id
+    }
+
+    fn read(&self) -> BoxFuture<'static, Result<Option<discovery_session::Model>, DbErr>> {
+        let db = self.db.clone();
+        let (account, id) = (self.account_id.clone(), self.id.clone());
+        Box::pin(async move { service::find(&db, &account, &id).await })
+    }
+
+    /// A revision whose event was lost is read now.
+    fn checked(act: &mut Act, row: discovery_session::Model, ctx: &mut Ctx<Session>) {
+        if row.revision > act.revision {
+            act.want = act.want.max(row.revision);
+            act.load(ctx);
         }
     }
-}
 
-struct Joined {
-    id: u64,
-    rx: tokio::sync::mpsc::Receiver<Arc<Item>>,
-    closed: sse::fanout::CloseReason,
-    live_from: i64,
-}
+    fn joined(act: &mut Act, id: u64, _: &Member, seen: Seen, ctx: &mut Ctx<Session>) -> i64 {
+        if seen.revision > act.revision {
+            // Its frames come from the database (the replay, then `load`).
+            act.want = act.want.max(seen.revision);
+            act.load(ctx);
+        }
+        if act.complete && !seen.complete && seen.revision >= act.revision {
+            // Refined elsewhere: another round is running.
+            act.complete = false;
+        }
+        let mut live_from = revision_seq(act.revision);
+        if act.complete {
+            // Nothing more will come: the stream replays and ends.
+            live_from += 1;
+            act.end(id, ctx);
+        }
+        live_from
+    }
 
-#[derive(Message)]
-#[rtype(result = "Joined")]
-struct Join {
-    user_id: i64,
-    key_id: i64,
-    /// The session as the caller just read it: newer than what this
-    /// actor knows when a round ran on another instance.
-    revision: i64,
-    complete: bool,
-}
+    fn on_event(act: &mut Act, event: &BusEvent, ctx: &mut Ctx<Session>) {
+        if event.topic == events::REVISION
+            && let Some(r) = event.payload.get("revision").and_then(|v| v.as_i64())
+        {
+            act.want = act.want.max(r);
+            act.load(ctx);
+        }
+    }
 
-#[derive(Message)]
-#[rtype(result = "()")]
-struct Leave {
-    sub_id: u64,
+    fn busy(&self) -> bool {
+        (self.drives > 0 && !self.complete)
+            || self.committing
+            || !self.queue.is_empty()
+            || self.waiters.iter().any(|w| !w.is_closed())
+    }
 }
 
 #[derive(Message)]
@@ -512,64 +479,10 @@ struct Expire {
     agents: Vec<AgentRef>,
 }
 
-#[derive(Message)]
-#[rtype(result = "()")]
-struct Deliver(BusEvent);
-
-#[derive(Message)]
-#[rtype(result = "()")]
-struct Resync;
-
-#[derive(Message, Clone)]
-#[rtype(result = "()")]
-struct Fail(StreamError);
-
-impl Handler<Join> for Session {
-    type Result = MessageResult<Join>;
-
-    fn handle(&mut self, msg: Join, ctx: &mut Context<Self>) -> MessageResult<Join> {
-        if msg.revision > self.revision {
-            // Its frames come from the database (the replay, then `load`).
-            self.want = self.want.max(msg.revision);
-            self.load(ctx);
-        }
-        if self.complete && !msg.complete && msg.revision >= self.revision {
-            // Refined elsewhere: another round is running.
-            self.complete = false;
-        }
-        let (id, rx, closed) = self.subs.add(Viewer {
-            user_id: msg.user_id,
-            key_id: msg.key_id,
-            opened: Instant::now(),
-        });
-        let mut live_from = revision_seq(self.revision);
-        if self.complete {
-            // Nothing more will come: the stream replays and ends.
-            live_from += 1;
-            self.subs.remove(id);
-        }
-        MessageResult(Joined {
-            id,
-            rx,
-            closed,
-            live_from,
-        })
-    }
-}
-
-impl Handler<Leave> for Session {
-    type Result = ();
-
-    fn handle(&mut self, msg: Leave, ctx: &mut Context<Self>) {
-        self.subs.remove(msg.sub_id);
-        self.stop_if_idle(ctx);
-    }
-}
-
-impl Handler<Wait> for Session {
+impl Handler<Wait> for Act {
     type Result = MessageResult<Wait>;
 
-    fn handle(&mut self, _: Wait, _: &mut Context<Self>) -> MessageResult<Wait> {
+    fn handle(&mut self, _: Wait, _: &mut Ctx<Session>) -> MessageResult<Wait> {
         let (tx, rx) = oneshot::channel();
         if self.complete {
             let _ = tx.send(());
@@ -581,18 +494,18 @@ impl Handler<Wait> for Session {
     }
 }
 
-impl Handler<WatchPending> for Session {
+impl Handler<WatchPending> for Act {
     type Result = MessageResult<WatchPending>;
 
-    fn handle(&mut self, _: WatchPending, _: &mut Context<Self>) -> MessageResult<WatchPending> {
+    fn handle(&mut self, _: WatchPending, _: &mut Ctx<Session>) -> MessageResult<WatchPending> {
         MessageResult(self.pending.subscribe())
     }
 }
 
-impl Handler<Drive> for Session {
+impl Handler<Drive> for Act {
     type Result = ();
 
-    fn handle(&mut self, Drive(round): Drive, ctx: &mut Context<Self>) {
+    fn handle(&mut self, Drive(round): Drive, ctx: &mut Ctx<Session>) {
         self.round = round.round;
         self.complete = false;
         self.drives += 1;
@@ -653,19 +566,19 @@ impl Handler<Drive> for Session {
     }
 }
 
-impl Handler<Settled> for Session {
+impl Handler<Settled> for Act {
     type Result = ();
 
-    fn handle(&mut self, msg: Settled, ctx: &mut Context<Self>) {
+    fn handle(&mut self, msg: Settled, ctx: &mut Ctx<Session>) {
         self.queue.push_back((msg.round, msg.agent, msg.outcome));
         self.commit(ctx);
     }
 }
 
-impl Handler<Expire> for Session {
+impl Handler<Expire> for Act {
     type Result = ();
 
-    fn handle(&mut self, msg: Expire, ctx: &mut Context<Self>) {
+    fn handle(&mut self, msg: Expire, ctx: &mut Ctx<Session>) {
         // Agents that settled already are skipped by the commit.
         for agent in msg.agents {
             self.queue.push_back((msg.round, agent, Outcome::TimedOut));
@@ -674,53 +587,10 @@ impl Handler<Expire> for Session {
     }
 }
 
-impl Handler<Deliver> for Session {
-    type Result = ();
-
-    fn handle(&mut self, Deliver(event): Deliver, ctx: &mut Context<Self>) {
-        match event.topic.as_str() {
-            events::REVISION => {
-                if let Some(r) = event.payload.get("revision").and_then(|v| v.as_i64()) {
-                    self.want = self.want.max(r);
-                    self.load(ctx);
-                }
-            }
-            crate::auth::events::KEY_REVOKED => {
-                let key: Option<i64> = event.key.parse().ok();
-                self.subs
-                    .close_where(|v| Some(v.key_id) == key, StreamError::revoked());
-            }
-            crate::auth::events::USER_REVOKED => {
-                let user: Option<i64> = event.key.parse().ok();
-                self.subs
-                    .close_where(|v| Some(v.user_id) == user, StreamError::revoked());
-            }
-            _ => {}
-        }
-    }
-}
-
-impl Handler<Resync> for Session {
-    type Result = ();
-
-    fn handle(&mut self, _: Resync, ctx: &mut Context<Self>) {
-        self.revalidate(ctx);
-    }
-}
-
-impl Handler<Fail> for Session {
-    type Result = ();
-
-    fn handle(&mut self, Fail(err): Fail, ctx: &mut Context<Self>) {
-        self.subs.close_where(|_| true, err);
-        ctx.stop();
-    }
-}
-
-impl Session {
+impl Act {
     /// Commits what settled (all of it in one revision when several
     /// answers queued up behind a commit), then publishes it.
-    fn commit(&mut self, ctx: &mut Context<Self>) {
+    fn commit(&mut self, ctx: &mut Ctx<Session>) {
         if self.committing || self.queue.is_empty() {
             return;
         }
@@ -772,7 +642,7 @@ impl Session {
     /// Broadcasts a persisted revision (and, if it is the last, the
     /// `complete` frame, after which every stream ends); `announce` also
     /// tells other instances through the bus.
-    fn publish(&mut self, p: &Published, announce: bool, ctx: &mut Context<Self>) {
+    fn publish(&mut self, p: &Published, announce: bool, ctx: &mut Ctx<Session>) {
         if p.revision <= self.revision && (self.complete || !p.results_complete) {
             return;
         }
@@ -784,16 +654,14 @@ impl Session {
         self.want = self.want.max(p.revision);
         self.pending.send_replace(p.pending.len());
         for (seq, frame) in frames(&self.id, p) {
-            self.subs.broadcast(&Item::new(Some(seq), frame));
+            self.broadcast(Item::new(Some(seq), frame), ctx);
         }
         if p.results_complete {
             self.complete = true;
             self.drives = 0;
-            if let Some(inner) = self.registry.upgrade() {
-                inner.driving.lock().remove(&self.id);
-            }
+            self.driving.lock().remove(&self.id);
             // Each stream ends after the frames it holds.
-            self.subs.end_all();
+            self.end_all(ctx);
             for w in self.waiters.drain(..) {
                 let _ = w.send(());
             }
@@ -808,7 +676,7 @@ impl Session {
     }
 
     /// Reads revisions written by another instance, up to `want`.
-    fn load(&mut self, ctx: &mut Context<Self>) {
+    fn load(&mut self, ctx: &mut Ctx<Session>) {
         if self.loading || self.want <= self.revision {
             return;
         }
@@ -837,61 +705,5 @@ impl Session {
                 None => {}
             }
         }));
-    }
-
-    /// The keep-alive check: the session's revision from the database.
-    fn revalidate(&mut self, ctx: &mut Context<Self>) {
-        let db = self.db.clone();
-        let id = self.id.clone();
-        let account = self.account_id.clone();
-        let mut keys: Vec<i64> = self.subs.metas().map(|v| v.key_id).collect();
-        keys.sort_unstable();
-        keys.dedup();
-        let work = crate::rt::detached(async move {
-            let row = service::find(&db, &account, &id).await?;
-            // A key revoked without an event (another process) is noticed here.
-            let live = crate::auth::service::live_keys(&db, &account, &keys).await?;
-            Ok::<_, sea_orm::DbErr>((row, live))
-        });
-        ctx.spawn(work.into_actor(self).map(|res, s, ctx| match res {
-            Some(Ok((Some(row), live))) => {
-                s.subs
-                    .close_where(|v| !live.contains(&v.key_id), StreamError::revoked());
-                if row.revision > s.revision {
-                    s.want = s.want.max(row.revision);
-                    s.load(ctx);
-                }
-            }
-            Some(Ok((None, _))) => {
-                s.subs
-                    .close_where(|_| true, StreamError::not_found("discovery session"));
-                ctx.stop();
-            }
-            Some(Err(_)) => {
-                s.subs
-                    .close_where(|_| true, StreamError::database_unavailable());
-            }
-            None => {}
-        }));
-    }
-
-    fn stop_if_idle(&mut self, ctx: &mut Context<Self>) {
-        let busy = !self.subs.is_empty()
-            || (self.drives > 0 && !self.complete)
-            || self.committing
-            || !self.queue.is_empty()
-            || self.waiters.iter().any(|w| !w.is_closed());
-        if !busy {
-            ctx.run_later(self.tuning.idle_grace, |s, ctx| {
-                let busy = !s.subs.is_empty()
-                    || (s.drives > 0 && !s.complete)
-                    || s.committing
-                    || !s.queue.is_empty()
-                    || s.waiters.iter().any(|w| !w.is_closed());
-                if !busy {
-                    ctx.stop();
-                }
-            });
-        }
     }
 }

@@ -135,13 +135,21 @@ impl FromRequest for StreamCaller {
             let grant = stream_tokens::redeem(&state.db, &token, &path)
                 .await?
                 .map_err(|refusal| ApiError::Unauthorized(refusal.message().into()))?;
-            state
+            let caller = state
                 .auth
                 .authenticate_api_key(grant.api_key_id)
                 .await?
                 .filter(|caller| caller.user.id == grant.user_id)
-                .map(|caller| StreamCaller(Caller(caller)))
-                .ok_or_else(|| ApiError::Unauthorized("invalid or revoked token".into()))
+                .ok_or_else(|| ApiError::Unauthorized("invalid or revoked token".into()))?;
+            // Minted with an OAuth access token: the stream ends with it.
+            let caller = match grant.credential_expires_at {
+                None => caller,
+                Some(at) => Arc::new(CallerInfo {
+                    expires_at: Some(at),
+                    ..(*caller).clone()
+                }),
+            };
+            Ok(StreamCaller(Caller(caller)))
         })
     }
 }

@@ -1,5 +1,11 @@
-//! The one SSE machinery behind every live stream (conversation rooms now,
-//! discovery sessions next):
+//! The one SSE machinery behind every live stream (conversation rooms,
+//! discovery sessions):
+//! - [`actor`]: the stream actor, one per live resource: members, the
+//!   keep-alive tick, maximum duration, credential revocation and expiry,
+//!   the re-check, failure and idle stop; a [`Domain`] adds what the
+//!   stream carries;
+//! - [`hub`]: this instance's actors of one kind: join, leave, the bus
+//!   sink, shutdown;
 //! - [`frame`]: each event is encoded once into an SSE frame, shared by
 //!   every subscriber;
 //! - [`fanout`]: a live actor's subscribers, each with a bounded buffer
@@ -11,19 +17,25 @@
 //! - [`StreamError`]: why a stream was closed.
 //!
 //! Keep-alives, the maximum duration and shutdown are enforced by the
-//! owning actor on its tick, not by a timer per connection, which keeps an
-//! idle stream small.
+//! owning actor on its tick (credential expiry by one timer per actor, set
+//! to the earliest), not by a timer per connection, which keeps an idle
+//! stream small.
 
+pub mod actor;
 pub mod body;
 pub mod fanout;
 pub mod frame;
+pub mod hub;
 pub mod registry;
 
 use serde::Serialize;
 
+pub(crate) use actor::tuning_from;
+pub use actor::{Ctx, Domain, Fail, Member, StreamActor, Tuning};
 pub use body::{ReplayPage, ReplaySource, response};
 pub use fanout::{Item, Subscribers, Subscription};
 pub use frame::Frame;
+pub use hub::Hub;
 pub use registry::Registry;
 
 /// Why a stream was closed: sent to the client as the `error` event.
@@ -75,6 +87,16 @@ impl StreamError {
         StreamError {
             code: "UNAUTHORIZED",
             message: "the credential of this stream was revoked".into(),
+            status: 401,
+        }
+    }
+
+    /// The OAuth access token that opened the stream expired: the client
+    /// reconnects with a fresh one.
+    pub fn credential_expired() -> Self {
+        StreamError {
+            code: "UNAUTHORIZED",
+            message: "the access token of this stream expired; reconnect with a fresh token".into(),
             status: 401,
         }
     }

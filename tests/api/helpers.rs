@@ -261,64 +261,79 @@ impl TestApp {
         key: &str,
         last_event_id: Option<&str>,
     ) -> Result<SseStream, Resp> {
-        // A stream holds its connection for its whole life: its own client.
-        let mut req = awc::Client::builder()
-            .disable_timeout()
-            .finish()
-            .get(self.url(path))
-            .insert_header(("Authorization", format!("Bearer {key}")))
-            .insert_header(("Accept", "text/event-stream"));
+        let mut req = self
+            .sse_request(path)
+            .insert_header(("Authorization", format!("Bearer {key}")));
         if let Some(id) = last_event_id {
             req = req.insert_header(("Last-Event-ID", id));
         }
-        let mut res = req.send().await.expect("request sent");
-        if res.status() != StatusCode::OK {
-            let raw = res.body().await.expect("body");
-            return Err(Resp {
-                status: res.status(),
-                headers: res.headers().clone(),
-                body: serde_json::from_slice(&raw).unwrap_or(Value::Null),
-                raw,
-            });
-        }
-        let content_type = res
-            .headers()
-            .get("content-type")
-            .and_then(|v| v.to_str().ok())
-            .unwrap_or("")
-            .to_string();
-        assert!(
-            content_type.starts_with("text/event-stream"),
-            "content-type {content_type}"
-        );
-        let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
-        let task = actix_rt::spawn(async move {
-            // eventsource-stream drops comments, which the keep-alive tests
-            // look for: complete lines starting with ':' are passed on as the
-            // bytes go by (ahead of any event in the same chunk).
-            let comments = tx.clone();
-            let mut partial = String::new();
-            let bytes = res.map(move |chunk| {
-                if let Ok(bytes) = &chunk {
-                    partial.push_str(&String::from_utf8_lossy(bytes));
-                    while let Some(end) = partial.find('\n') {
-                        let line: String = partial.drain(..=end).collect();
-                        if let Some(c) = line.trim_end().strip_prefix(':') {
-                            let _ = comments.send(SseEvent::comment(c.trim()));
-                        }
+        open_sse(req).await
+    }
+
+    /// Opens an SSE stream without an `Authorization` header (the path
+    /// carries a `streamToken`), as a browser's `EventSource` does.
+    pub async fn sse_with_token(&self, path_and_query: &str) -> Result<SseStream, Resp> {
+        open_sse(self.sse_request(path_and_query)).await
+    }
+
+    fn sse_request(&self, path: &str) -> awc::ClientRequest {
+        // A stream holds its connection for its whole life: its own client.
+        awc::Client::builder()
+            .disable_timeout()
+            .finish()
+            .get(self.url(path))
+            .insert_header(("Accept", "text/event-stream"))
+    }
+}
+
+async fn open_sse(req: awc::ClientRequest) -> Result<SseStream, Resp> {
+    let mut res = req.send().await.expect("request sent");
+    if res.status() != StatusCode::OK {
+        let raw = res.body().await.expect("body");
+        return Err(Resp {
+            status: res.status(),
+            headers: res.headers().clone(),
+            body: serde_json::from_slice(&raw).unwrap_or(Value::Null),
+            raw,
+        });
+    }
+    let content_type = res
+        .headers()
+        .get("content-type")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("")
+        .to_string();
+    assert!(
+        content_type.starts_with("text/event-stream"),
+        "content-type {content_type}"
+    );
+    let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+    let task = actix_rt::spawn(async move {
+        // eventsource-stream drops comments, which the keep-alive tests
+        // look for: complete lines starting with ':' are passed on as the
+        // bytes go by (ahead of any event in the same chunk).
+        let comments = tx.clone();
+        let mut partial = String::new();
+        let bytes = res.map(move |chunk| {
+            if let Ok(bytes) = &chunk {
+                partial.push_str(&String::from_utf8_lossy(bytes));
+                while let Some(end) = partial.find('\n') {
+                    let line: String = partial.drain(..=end).collect();
+                    if let Some(c) = line.trim_end().strip_prefix(':') {
+                        let _ = comments.send(SseEvent::comment(c.trim()));
                     }
                 }
-                chunk
-            });
-            let mut events = std::pin::pin!(bytes.eventsource());
-            while let Some(Ok(ev)) = events.next().await {
-                if tx.send(SseEvent::from(ev)).is_err() {
-                    return;
-                }
             }
+            chunk
         });
-        Ok(SseStream { rx, task })
-    }
+        let mut events = std::pin::pin!(bytes.eventsource());
+        while let Some(Ok(ev)) = events.next().await {
+            if tx.send(SseEvent::from(ev)).is_err() {
+                return;
+            }
+        }
+    });
+    Ok(SseStream { rx, task })
 }
 
 /// One server-sent event (or a comment, with `event == ":"`).

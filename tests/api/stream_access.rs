@@ -2,7 +2,8 @@
 //! through the bus close streams at once, and changes whose notification
 //! never arrived (another process, a lost NOTIFY) are found by the room's
 //! re-validation within one keep-alive tick. Missed messages are filled
-//! the same way.
+//! the same way. A stream opened with an OAuth access token (or a stream
+//! token minted with one) ends when that token expires.
 
 use std::time::Duration;
 
@@ -13,7 +14,9 @@ use agentic_api::auth::tenancy;
 use agentic_api::bus::EventBus;
 use agentic_api::conversations::model::{Audience, Content, ConversationUid};
 
+use crate::fake_seller::{Behaviour, seller};
 use crate::helpers::*;
+use crate::oauth::{account, bearer, client, person, tokens_for};
 
 const TICK: Duration = Duration::from_millis(200);
 const WAIT: Duration = Duration::from_secs(10);
@@ -179,4 +182,131 @@ async fn a_message_whose_notification_was_lost_arrives_within_a_tick() {
     let got = messages(&mut stream, 2).await;
     assert_eq!(got.iter().map(seq_of).collect::<Vec<_>>(), vec![1, 2]);
     assert_eq!(got[1].data["message"]["content"], json!("two"));
+}
+
+/// OAuth access tokens live this long in the expiry tests: long enough to
+/// sign in and open streams on a loaded machine, far shorter than a
+/// keep-alive tick (15 s), so the tick is not what ends the streams.
+const TOKEN_LIFE: Duration = Duration::from_secs(6);
+
+fn room_path(uid: &str) -> String {
+    format!("/api/v2/assistant/conversations/{uid}/events")
+}
+
+/// Waits for the `error` event that closes `stream` and for its end.
+async fn ends_with_token_expired(stream: &mut SseStream) {
+    let err = stream.expect("error").await;
+    assert_eq!(err.data["code"], json!("UNAUTHORIZED"), "{}", err.raw_data);
+    assert_eq!(err.data["status"], json!(401));
+    assert!(
+        err.data["message"].as_str().unwrap().contains("expired"),
+        "{}",
+        err.raw_data
+    );
+    assert!(stream.ended(WAIT).await);
+}
+
+#[actix_web::test]
+async fn streams_opened_with_an_oauth_token_end_when_it_expires() {
+    let app = spawn_app_with(|c| c.oauth.access_ttl = TOKEN_LIFE).await;
+    let acc = account(&app, "Acme").await;
+    let pat = person(&app, &acc, "admin").await;
+    let uid = app.conversation(&pat, false).await;
+    let adv = advertiser(&app, &pat).await;
+    let _hangs = seller(
+        &app,
+        "Hangs",
+        Behaviour {
+            hang: true,
+            ..Behaviour::default()
+        },
+    )
+    .await;
+    let res = app
+        .post(
+            "/api/v2/buyer/discovery/discover-products",
+            &pat.key,
+            &json!({"advertiserId": adv, "progressive": true}),
+        )
+        .await;
+    assert_eq!(res.status, 200, "{}", res.body);
+    let discovery = res.data()["discoveryId"].as_str().unwrap().to_string();
+
+    let client_id = client(&app, "Agent").await;
+    let tokens = tokens_for(&app, &client_id, &pat).await;
+    let issued = std::time::Instant::now();
+    let token = bearer(&tokens);
+    let mut room = app.sse(&room_path(&uid), token, None).await.ok().unwrap();
+    room.expect("ready").await;
+    let discovery_path = format!("/api/v2/buyer/discovery/{discovery}/events");
+    let mut session = app.sse(&discovery_path, token, None).await.ok().unwrap();
+    session.expect("ready").await;
+    let mut by_key = app
+        .sse(&room_path(&uid), &pat.key, None)
+        .await
+        .ok()
+        .unwrap();
+    by_key.expect("ready").await;
+
+    // Both streams end at the token's expiry, not before, and well before
+    // the next keep-alive tick.
+    ends_with_token_expired(&mut room).await;
+    ends_with_token_expired(&mut session).await;
+    let at = issued.elapsed();
+    assert!(at >= TOKEN_LIFE - Duration::from_secs(1), "{at:?}");
+    assert!(at < TOKEN_LIFE + Duration::from_secs(4), "{at:?}");
+    // The expired token opens nothing; the key's stream goes on.
+    let refused = app.sse(&room_path(&uid), token, None).await.err().unwrap();
+    refused.assert_error(401, "UNAUTHORIZED");
+    let seq = app.say(&pat, &uid, "still here").await;
+    assert_eq!(seq_of(&by_key.expect("message.created").await), seq);
+}
+
+#[actix_web::test]
+async fn a_stream_token_minted_with_an_oauth_token_expires_with_it_and_so_does_its_stream() {
+    let app = spawn_app_with(|c| c.oauth.access_ttl = TOKEN_LIFE).await;
+    let acc = account(&app, "Acme").await;
+    let pat = person(&app, &acc, "member").await;
+    let uid = app.conversation(&pat, false).await;
+    let client_id = client(&app, "Agent").await;
+    let tokens = tokens_for(&app, &client_id, &pat).await;
+    let mint = |key: String| {
+        let app = &app;
+        let uid = uid.clone();
+        async move {
+            let res = app
+                .post(
+                    "/api/v2/auth/stream-tokens",
+                    &key,
+                    &json!({"stream": room_path(&uid)}),
+                )
+                .await;
+            assert_eq!(res.status, 201, "{}", res.body);
+            let expires: chrono::DateTime<chrono::Utc> =
+                serde_json::from_value(res.data()["expiresAt"].clone()).unwrap();
+            (res.data()["token"].as_str().unwrap().to_string(), expires)
+        }
+    };
+
+    // Minted with the access token: it expires no later than that token
+    // (stream tokens otherwise live 5 minutes, as one minted with a key).
+    let (with_oauth, expires) = mint(bearer(&tokens).to_string()).await;
+    assert!(expires <= chrono::Utc::now() + TOKEN_LIFE, "{expires}");
+    let (with_key, key_expires) = mint(pat.key.clone()).await;
+    assert!(
+        key_expires > chrono::Utc::now() + chrono::Duration::minutes(4),
+        "{key_expires}"
+    );
+
+    let url = |token: &str| format!("{}?streamToken={token}", room_path(&uid));
+    let mut stream = app.sse_with_token(&url(&with_oauth)).await.ok().unwrap();
+    stream.expect("ready").await;
+    let mut by_key = app.sse_with_token(&url(&with_key)).await.ok().unwrap();
+    by_key.expect("ready").await;
+    ends_with_token_expired(&mut stream).await;
+    let refused = app.sse_with_token(&url(&with_oauth)).await.err().unwrap();
+    refused.assert_error(401, "UNAUTHORIZED");
+    // The key's stream token opened a stream that goes on.
+    let seq = app.say(&pat, &uid, "still here").await;
+    assert_eq!(seq_of(&by_key.expect("message.created").await), seq);
 }
