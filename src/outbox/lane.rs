@@ -163,13 +163,15 @@ impl Actor for Lane {
         let delay = self.backoff();
         let run = work(
             inner,
-            self.ctx.queue.clone(),
-            self.ctx.queue_name,
-            self.ctx.lane.clone(),
-            self.ctx.wake.clone(),
-            self.ctx.stop.clone(),
-            self.ctx.lease.clone(),
-            self.progress.clone(),
+            Run {
+                queue: self.ctx.queue.clone(),
+                name: self.ctx.queue_name,
+                lane: self.ctx.lane.clone(),
+                wake: self.ctx.wake.clone(),
+                shutdown: self.ctx.stop.clone(),
+                lease: self.ctx.lease.clone(),
+                progress: self.progress.clone(),
+            },
         );
         let stop = self.ctx.stop.clone();
         let retiring = self.retiring();
@@ -217,8 +219,8 @@ impl Supervised for Lane {
     }
 }
 
-async fn work(
-    inner: Arc<Inner>,
+/// What one run of a lane works with.
+struct Run {
     queue: Arc<Queue>,
     name: &'static str,
     lane: String,
@@ -226,7 +228,18 @@ async fn work(
     shutdown: tokio_util::sync::CancellationToken,
     lease: Arc<AtomicI64>,
     progress: Arc<AtomicBool>,
-) -> anyhow::Result<End> {
+}
+
+async fn work(inner: Arc<Inner>, run: Run) -> anyhow::Result<End> {
+    let Run {
+        queue,
+        name,
+        lane,
+        wake,
+        shutdown,
+        lease,
+        progress,
+    } = run;
     let db = inner.db.clone();
     let writes = inner.writes.clone();
     let committer = inner.committer.clone();
