@@ -480,9 +480,9 @@ impl BusSink for Sink {
 }
 
 /// Restores lanes at start and then periodically: renews this instance's
-/// leases (stopping lanes whose lease was lost), takes lanes with due jobs
-/// and standing lanes nobody works, and prunes finished jobs. Once the
-/// outbox stops, it only renews the leases of lanes still finishing an
+/// leases (stopping lanes whose lease was lost), then takes lanes with due
+/// jobs and standing lanes nobody works, and prunes finished jobs. Once
+/// the outbox stops, it only renews the leases of lanes still finishing an
 /// attempt, until none is left.
 async fn sweep(weak: Weak<Inner>, shutdown: CancellationToken) {
     let mut round: u64 = 0;
@@ -490,18 +490,23 @@ async fn sweep(weak: Weak<Inner>, shutdown: CancellationToken) {
         let Some(inner) = weak.upgrade() else { return };
         let every = inner.tuning.sweep;
         let stopping = shutdown.is_cancelled();
+        // Every queue's leases first, so a slow sweep of one queue does not
+        // let another's run out.
         for (name, q) in &inner.queues {
-            let swept = if stopping {
-                renew(&inner, name, q).await
-            } else {
-                sweep_queue(&inner, name, q, round).await
-            };
-            if let Err(err) = swept {
-                tracing::warn!(error = %err, queue = name, "outbox: sweep failed; retrying");
+            if let Err(err) = renew(&inner, name, q).await {
+                tracing::warn!(error = %err, queue = name, "outbox: cannot renew leases; retrying");
             }
         }
-        if stopping && inner.running.count() == 0 {
-            return;
+        if stopping {
+            if inner.running.count() == 0 {
+                return;
+            }
+        } else {
+            for (name, q) in &inner.queues {
+                if let Err(err) = sweep_queue(&inner, name, q, round).await {
+                    tracing::warn!(error = %err, queue = name, "outbox: sweep failed; retrying");
+                }
+            }
         }
         drop(inner);
         round += 1;
@@ -549,7 +554,6 @@ async fn sweep_queue(
     round: u64,
 ) -> Result<(), DbErr> {
     let local: Vec<String> = q.lanes.lock().keys().cloned().collect();
-    renew(inner, name, q).await?;
     let now = Utc::now();
     let mut wanted = store::due_lanes(&inner.db, name, now, 10_000).await?;
     wanted.extend(q.handler.standing_lanes(&inner.db).await?);
