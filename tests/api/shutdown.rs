@@ -87,22 +87,20 @@ async fn sigterm_mid_burst_leaves_no_text_held_and_sends_none_twice() {
         ("AGENTIC_ALLOW_INSECURE_URLS", "true"),
     ];
     let mut first = serve(&app.database_url, &env, std::process::Stdio::inherit());
-    const PER_LINE: usize = 8;
-    let mut texts = Vec::new();
-    for n in 0..PER_LINE {
-        for l in &lines {
-            let text = format!("m-{l}-{n}");
-            let res = app
-                .client
-                .post(format!("{}{SMS}", first.base))
-                .insert_header(("Authorization", format!("Bearer {}", t.key)))
-                .send_json(&json!({"requestId": uuid::Uuid::new_v4().to_string(),
-                    "endpointId": l, "to": TO, "text": text}))
-                .await
-                .unwrap();
-            assert_eq!(res.status(), 202);
-            texts.push(text);
-        }
+    // The burst is queued at once; the lines then need seconds to send it.
+    const PER_LINE: usize = 10;
+    let texts: Vec<(String, String)> = (0..PER_LINE)
+        .flat_map(|n| lines.iter().map(move |l| (l.clone(), format!("m-{l}-{n}"))))
+        .collect();
+    let posts = texts.iter().map(|(l, text)| {
+        app.client
+            .post(format!("{}{SMS}", first.base))
+            .insert_header(("Authorization", format!("Bearer {}", t.key)))
+            .send_json(&json!({"requestId": uuid::Uuid::new_v4().to_string(),
+                "endpointId": l, "to": TO, "text": text}))
+    });
+    for res in futures_util::future::join_all(posts).await {
+        assert_eq!(res.unwrap().status(), 202);
     }
     while fake.requests().len() < 4 {
         tokio::time::sleep(Duration::from_millis(10)).await;
