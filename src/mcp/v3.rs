@@ -1,7 +1,10 @@
 //! `/mcp/v3`: the typed agent tools of the spec's v3 surface, for the
 //! domains that exist now. Each is a thin adapter that builds an operation
 //! call and runs it through the same dispatcher as REST and `/mcp/buyer`,
-//! so permissions, tenancy, validation and errors are the operations' own.
+//! so permissions, tenancy, validation and errors are the operations' own;
+//! `save_campaign`, whose steps must happen together, checks each step's
+//! declared access and parses the body as the operations do, then runs
+//! the campaign service's steps in one transaction.
 //!
 //! - `get_status`: who is calling and what the account has (counts).
 //! - `search`: a page of one kind of record (`advertiser`, `storefront`,
@@ -11,8 +14,9 @@
 //! - `save_advertiser`: creates an advertiser, or updates the one named by
 //!   `advertiserId` with the fields given.
 //! - `save_campaign`: creates or updates a campaign, then applies
-//!   `isArchived` and `isPaused` (archive, restore, pause, resume);
-//!   `desiredPhase: "active"` (launch) arrives with media buys.
+//!   `isArchived` and `isPaused` (archive, restore, pause, resume), all in
+//!   one transaction; `desiredPhase: "active"` (launch) arrives with media
+//!   buys.
 //!
 //! Each tool's `outputSchema` is that of the operations behind it.
 
@@ -30,6 +34,8 @@ use utoipa::ToSchema;
 
 use super::tools::{caller_of, error_result, run, success_result, tool};
 use crate::auth::{AccountInfo, CallerInfo, UserInfo};
+use crate::buyer::campaigns::model::CampaignIn;
+use crate::buyer::campaigns::service::{self as campaigns, Save};
 use crate::error::ApiError;
 use crate::ops::{self, Ctx, OperationCall, schema};
 use crate::types::Permission;
@@ -213,7 +219,7 @@ fn build() -> Vec<Tool> {
         ),
         tool(
             "save_campaign",
-            "Create a DRAFT campaign, or update the one named by campaignId with the fields given; isArchived and isPaused archive, restore, pause or resume it.",
+            "Create a DRAFT campaign, or update the one named by campaignId with the fields given; isArchived and isPaused archive, restore, pause or resume it. All of it happens, or none.",
             save_campaign_schema(),
             outputs(CAMPAIGN_STEPS.iter().copied()),
         ),
@@ -448,6 +454,8 @@ impl V3Tools {
 }
 
 impl V3Tools {
+    /// Runs the steps the arguments ask for in one transaction
+    /// ([`campaigns::save`]): all of them, or none.
     async fn save_campaign(
         &self,
         context: &RequestContext<RoleServer>,
@@ -460,82 +468,64 @@ impl V3Tools {
             Some(Value::String(id)) => Some(id),
             Some(_) => return Err(ApiError::invalid("campaignId", "must be a string")),
         };
-        let step =
-            |op: &str, id: &str, body: Value| call(op, json!({"campaignId": id}), json!({}), body);
         let created = id.is_none();
-        let (id, mut last) = match id {
-            None => {
-                if flags.pause == Some(true) {
-                    return Err(ApiError::invalid(
-                        "isPaused",
-                        "a new campaign is a DRAFT: it can be paused once launched",
-                    ));
-                }
-                let out = self
-                    .dispatch(
-                        context,
-                        caller,
-                        call("create_campaign", json!({}), json!({}), Value::Object(args))?,
-                    )
-                    .await?;
-                let id = out.data["campaign"]["campaignId"]
-                    .as_str()
-                    .unwrap_or_default()
-                    .to_string();
-                (id, Some(out))
-            }
-            Some(id) => {
-                let mut last = None;
-                if flags.restore {
-                    last = Some(
-                        self.dispatch(context, caller, step("restore_campaign", &id, Value::Null)?)
-                            .await?,
-                    );
-                }
-                if !args.is_empty() {
-                    last = Some(
-                        self.dispatch(
-                            context,
-                            caller,
-                            step("update_campaign", &id, Value::Object(args))?,
-                        )
-                        .await?,
-                    );
-                }
-                (id, last)
-            }
+        if created && flags.pause == Some(true) {
+            return Err(ApiError::invalid(
+                "isPaused",
+                "a new campaign is a DRAFT: it can be paused once launched",
+            ));
+        }
+        let save = Save {
+            restore: flags.restore && !created,
+            // A new campaign is a DRAFT, which is neither paused nor running.
+            pause: flags.pause.filter(|_| !created),
+            archive: flags.archive,
+            fields: if created || !args.is_empty() {
+                Some(parse_body(args)?)
+            } else {
+                None
+            },
+            campaign_id: id,
         };
-        // A new campaign is a DRAFT, which is neither paused nor running.
-        let pause = if created { None } else { flags.pause };
-        match pause {
-            Some(true) => {
-                last = Some(
-                    self.dispatch(context, caller, step("pause_campaign", &id, Value::Null)?)
-                        .await?,
+        let steps = [
+            (save.campaign_id.is_none(), "create_campaign"),
+            (save.restore, "restore_campaign"),
+            (
+                save.campaign_id.is_some() && save.fields.is_some(),
+                "update_campaign",
+            ),
+            (save.pause == Some(true), "pause_campaign"),
+            (save.pause == Some(false), "resume_campaign"),
+            (save.archive, "archive_campaign"),
+        ];
+        let steps: Vec<&str> = steps.iter().filter(|s| s.0).map(|s| s.1).collect();
+        if let (Some(id), true) = (&save.campaign_id, steps.is_empty()) {
+            // Nothing to change: the campaign as it is.
+            let path = json!({ "campaignId": id });
+            return self
+                .dispatch(
+                    context,
+                    caller,
+                    call("get_campaign", path, json!({}), Value::Null)?,
                 )
-            }
-            Some(false) => {
-                last = Some(
-                    self.dispatch(context, caller, step("resume_campaign", &id, Value::Null)?)
-                        .await?,
-                )
-            }
-            None => {}
+                .await;
         }
-        if flags.archive {
-            last = Some(
-                self.dispatch(context, caller, step("archive_campaign", &id, Value::Null)?)
-                    .await?,
-            );
+        // Each step with the access its operation declares.
+        for def in steps.iter().filter_map(|s| ops::find(s)) {
+            ops::authorize(caller, def.access)?;
         }
-        match last {
-            Some(out) => Ok(out),
-            None => {
-                self.dispatch(context, caller, step("get_campaign", &id, Value::Null)?)
-                    .await
-            }
-        }
+        let saved = campaigns::save(&self.ctx, caller, save).await?;
+        let data = serde_json::to_value(saved).map_err(ApiError::internal)?;
+        Ok(ops::OperationOutput { data, meta: None })
     }
+}
+
+/// The campaign fields, parsed as `create_campaign` and `update_campaign`
+/// parse their body.
+fn parse_body(args: Map<String, Value>) -> Result<CampaignIn, ApiError> {
+    use ops::input::BodyPart;
+    let bytes = serde_json::to_vec(&Value::Object(args)).map_err(ApiError::internal)?;
+    ops::Json::<CampaignIn>::from_body(Some(&bytes.into())).map(|body| body.0)
 }
 
 impl ServerHandler for V3Tools {
