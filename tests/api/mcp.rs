@@ -3,7 +3,7 @@
 //! as tool results, permissions and tenancy as REST's, progress reports of
 //! a waiting discovery, the 401 challenge and the DNS-rebinding checks;
 //! every tool schema a self-contained JSON Schema 2020-12, every result
-//! checked against its tool's output schema.
+//! checked against its tool's output schema; the body limit.
 //! (The reference SDK's client drives it too, from `.ci/run`.)
 
 use std::collections::{HashMap, HashSet};
@@ -898,4 +898,88 @@ async fn an_idle_session_expires_and_each_request_renews_it() {
     assert_eq!(stored_sessions(&app, &s.id).await, 1);
     let _fresh = open(&app, &t.key).await;
     assert_eq!(stored_sessions(&app, &s.id).await, 0);
+}
+
+/// The README's 1 MiB, enforced once the caller is known: a stranger's body
+/// is not read at all (401 while it is still being sent); a caller's body
+/// over 1 MiB is 413 `PAYLOAD_TOO_LARGE`, declared or streamed; one of
+/// 600 KiB (over actix's 256 KiB default) is served.
+#[actix_web::test]
+async fn the_documented_1_mib_body_limit_applies_after_authentication() {
+    use tokio::io::AsyncWriteExt;
+    let app = spawn_app().await;
+    let t = app.tenant().await;
+    let head = |auth: &str, length: &str| {
+        format!(
+            "POST {MCP} HTTP/1.1\r\nHost: 127.0.0.1:{}\r\n{auth}\
+             Accept: application/json, text/event-stream\r\n\
+             Content-Type: application/json\r\n{length}\r\n",
+            app.port
+        )
+    };
+    let connect = || tokio::net::TcpStream::connect(("127.0.0.1", app.port));
+    let bearer = format!("Authorization: Bearer {}\r\n", t.key);
+    let envelope = |answer: &str| -> Value {
+        let (_, body) = answer.split_once("\r\n\r\n").unwrap();
+        serde_json::from_str(body).unwrap_or_else(|_| panic!("{answer}"))
+    };
+
+    // A stranger announcing 10 MiB and sending 1 KiB: answered at once.
+    let mut conn = connect().await.unwrap();
+    let req = head("", "Content-Length: 10485760\r\n");
+    conn.write_all(req.as_bytes()).await.unwrap();
+    conn.write_all(&[b' '; 1024]).await.unwrap();
+    let answer = read_answer(&mut conn, Duration::from_millis(300)).await;
+    assert!(answer.starts_with("HTTP/1.1 401 "), "{answer}");
+    assert!(
+        answer
+            .to_ascii_lowercase()
+            .contains("www-authenticate: bearer"),
+        "{answer}"
+    );
+
+    // A caller announcing more than 1 MiB: 413 before any of it is sent.
+    let mut conn = connect().await.unwrap();
+    let req = head(&bearer, "Content-Length: 1048577\r\n");
+    conn.write_all(req.as_bytes()).await.unwrap();
+    let answer = read_answer(&mut conn, Duration::from_millis(300)).await;
+    assert!(answer.starts_with("HTTP/1.1 413 "), "{answer}");
+    let e = envelope(&answer);
+    assert_eq!(e["error"]["code"], "PAYLOAD_TOO_LARGE", "{e}");
+    assert_eq!(e["error"]["details"]["limitBytes"], 1048576, "{e}");
+
+    // A caller streaming more than 1 MiB without a length: 413 too.
+    let mut conn = connect().await.unwrap();
+    let req = head(&bearer, "Transfer-Encoding: chunked\r\n");
+    conn.write_all(req.as_bytes()).await.unwrap();
+    let piece = vec![b' '; 64 * 1024];
+    for _ in 0..17 {
+        let chunk = format!("{:x}\r\n", piece.len());
+        if conn.write_all(chunk.as_bytes()).await.is_err()
+            || conn.write_all(&piece).await.is_err()
+            || conn.write_all(b"\r\n").await.is_err()
+        {
+            break;
+        }
+    }
+    let answer = read_answer(&mut conn, Duration::from_millis(300)).await;
+    assert!(answer.starts_with("HTTP/1.1 413 "), "{answer}");
+    assert_eq!(envelope(&answer)["error"]["code"], "PAYLOAD_TOO_LARGE");
+
+    // 600 KiB from a caller: through to the tool (whose own rule refuses
+    // so long a name).
+    let mut s = open(&app, &t.key).await;
+    let name = "n".repeat(600 * 1024);
+    let result = s
+        .call(
+            &app,
+            "create_advertiser",
+            json!({"body": {"name": name, "brand": "acme.example", "primaryCurrency": "USD"}}),
+        )
+        .await;
+    assert_eq!(
+        result["isError"], true,
+        "a tool result, not a transport error"
+    );
+    assert_eq!(result["structuredContent"]["field"], "name");
 }
