@@ -69,6 +69,24 @@ impl Serialize for ListOut {
     }
 }
 
+/// Described as what it holds.
+impl utoipa::PartialSchema for ListOut {
+    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+        <ConversationList as utoipa::PartialSchema>::schema()
+    }
+}
+
+impl ToSchema for ListOut {
+    fn schemas(
+        schemas: &mut Vec<(
+            String,
+            utoipa::openapi::RefOr<utoipa::openapi::schema::Schema>,
+        )>,
+    ) {
+        <ConversationList as ToSchema>::schemas(schemas)
+    }
+}
+
 pub struct ListConversations;
 
 impl Operation for ListConversations {

@@ -386,6 +386,24 @@ pub enum Discovered {
     Saved(Box<serde_json::value::RawValue>),
 }
 
+/// Both are a session's snapshot.
+impl utoipa::PartialSchema for Discovered {
+    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+        <DiscoveryOut as utoipa::PartialSchema>::schema()
+    }
+}
+
+impl utoipa::ToSchema for Discovered {
+    fn schemas(
+        schemas: &mut Vec<(
+            String,
+            utoipa::openapi::RefOr<utoipa::openapi::schema::Schema>,
+        )>,
+    ) {
+        <DiscoveryOut as ToSchema>::schemas(schemas)
+    }
+}
+
 pub struct DiscoverProducts;
 
 impl Operation for DiscoverProducts {

@@ -7,7 +7,8 @@
 //! names the protected-resource metadata), admits a request that names a
 //! session only for that session's owner ([`sessions`]: sessions live in
 //! the database and any instance serves them), and adapts actix's request
-//! and response to the `http` 1.x types rmcp speaks.
+//! and response to the `http` 1.x types rmcp speaks. The body is read only
+//! once the caller is known, up to [`MAX_BODY`].
 
 pub mod sessions;
 pub mod tools;
@@ -25,10 +26,12 @@ use rmcp::transport::streamable_http_server::{
 
 use crate::error::ApiError;
 use crate::http::auth::bearer_token;
+use crate::http::json::{declared_length, read_limited};
 use crate::state::AppState;
 
-/// Largest MCP request body.
-const MAX_BODY: usize = 1024 * 1024;
+/// Largest MCP request body (1 MiB): a stranger's body is not read at all;
+/// a caller's over it is 413 `PAYLOAD_TOO_LARGE`.
+pub const MAX_BODY: usize = 1024 * 1024;
 
 /// One MCP server (`/mcp/buyer`, `/mcp/v3`), built once per app.
 pub struct Endpoint<S> {
@@ -144,7 +147,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
 
 async fn buyer(
     req: HttpRequest,
-    body: web::Bytes,
+    body: web::Payload,
     state: web::Data<AppState>,
     endpoints: web::Data<Endpoints>,
 ) -> Result<HttpResponse, ApiError> {
@@ -153,7 +156,7 @@ async fn buyer(
 
 async fn typed(
     req: HttpRequest,
-    body: web::Bytes,
+    body: web::Payload,
     state: web::Data<AppState>,
     endpoints: web::Data<Endpoints>,
 ) -> Result<HttpResponse, ApiError> {
@@ -162,7 +165,7 @@ async fn typed(
 
 async fn serve<S: rmcp::ServerHandler + Send + 'static>(
     req: HttpRequest,
-    body: web::Bytes,
+    body: web::Payload,
     state: &AppState,
     endpoint: &Endpoint<S>,
 ) -> Result<HttpResponse, ApiError> {
@@ -174,12 +177,7 @@ async fn serve<S: rmcp::ServerHandler + Send + 'static>(
         let presented = req.headers().contains_key("authorization");
         return Ok(unauthorized(state, endpoint.path, presented));
     };
-    if body.len() > MAX_BODY {
-        return Err(ApiError::invalid(
-            "",
-            format!("MCP request body over {MAX_BODY} bytes"),
-        ));
-    }
+    let body = read_limited(body.into_inner(), declared_length(&req), MAX_BODY).await?;
     let owner = sessions::Owner::of(&caller);
     if let Some(id) = req
         .headers()

@@ -1,23 +1,26 @@
 //! The buyer agent's MCP server: every registered operation is a tool of
 //! the same name, its input schema the registry's (`{pathParams, params,
-//! body}`), run through the operation dispatcher with the caller the HTTP
-//! adapter authenticated, so permissions and tenancy are the REST ones. No
-//! tool is written here: an operation added to the registry is a tool.
+//! body}`) and its output schema the operation's output type, run through
+//! the operation dispatcher with the caller the HTTP adapter authenticated,
+//! so permissions and tenancy are the REST ones. No tool is written here:
+//! an operation added to the registry is a tool.
 
-use std::sync::Arc;
+use std::sync::{Arc, LazyLock};
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
-    ListToolsResult, PaginatedRequestParams, ProgressNotificationParam, ServerCapabilities,
-    ServerConfig, Tool,
+    JsonObject, ListToolsResult, PaginatedRequestParams, ProgressNotificationParam,
+    ServerCapabilities, ServerConfig, Tool,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler};
-use serde_json::{Map, Value, json};
+use serde::Serialize;
+use serde_json::{Value, json};
+use utoipa::ToSchema;
 
 use crate::auth::CallerInfo;
 use crate::error::ApiError;
-use crate::ops::{self, Ctx, OperationCall};
+use crate::ops::{self, Ctx, OperationCall, Pagination, schema};
 
 /// One MCP session's server (rmcp makes one per session).
 #[derive(Clone)]
@@ -31,17 +34,80 @@ impl BuyerTools {
     }
 }
 
-/// The registry as MCP tools.
+/// The registry as MCP tools (built once: the registry is static).
 pub fn tools() -> Vec<Tool> {
-    ops::registry()
-        .map(|def| {
-            let schema = match (def.input_schema)() {
-                Value::Object(m) => m,
-                _ => Map::new(),
-            };
-            Tool::new(def.name, def.description, Arc::new(schema))
-        })
-        .collect()
+    static TOOLS: LazyLock<Vec<Tool>> = LazyLock::new(|| {
+        ops::registry()
+            .map(|def| {
+                tool(
+                    def.name,
+                    def.description,
+                    (def.input_schema)(),
+                    (def.output_schema)(),
+                )
+            })
+            .collect()
+    });
+    TOOLS.clone()
+}
+
+/// A tool taking `input` and answering `data` as [`output_schema`] says.
+pub(crate) fn tool(
+    name: &'static str,
+    description: &'static str,
+    input: Value,
+    data: Value,
+) -> Tool {
+    Tool::new(name, description, object(input)).with_raw_output_schema(object(output_schema(data)))
+}
+
+fn object(schema: Value) -> Arc<JsonObject> {
+    match schema {
+        Value::Object(m) => Arc::new(m),
+        _ => Arc::default(),
+    }
+}
+
+/// A tool's `outputSchema`: its `structuredContent` is `{data, meta?}` on
+/// success (`data` as REST's envelope has it, `meta.pagination` on lists)
+/// and a [`ToolError`] on failure. The error is a branch of the schema
+/// too, since some clients (the TypeScript SDK's) check `isError` results
+/// against it as well. The root is an object, as MCP asks.
+pub(crate) fn output_schema(data: Value) -> Value {
+    let meta = schema::object([("pagination", schema::of::<Pagination>(), true)]);
+    let success = schema::object([("data", data, true), ("meta", meta, false)]);
+    let mut out = schema::any_of([success, schema::of::<ToolError>()]);
+    if let Some(map) = out.as_object_mut() {
+        map.insert("type".into(), "object".into());
+    }
+    out
+}
+
+/// A failed call's `structuredContent` (AdCP-style).
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ToolError {
+    /// The REST error code (`VALIDATION_ERROR`, `NOT_FOUND`, ...).
+    code: String,
+    message: String,
+    recovery: Recovery,
+    /// The input field at fault, when one is.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    field: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<Object>)]
+    details: Option<Value>,
+}
+
+/// What a caller can do about an error.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Recovery {
+    /// Try again later.
+    Transient,
+    /// Fix the input and try again.
+    Correctable,
+    /// Trying again will not help.
+    Terminal,
 }
 
 /// An AdCP-style error as a tool result: `isError`, and `{code, message,
@@ -50,27 +116,22 @@ pub fn error_result(err: &ApiError) -> CallToolResult {
     let status = actix_web::ResponseError::status_code(err).as_u16();
     let e = err.body();
     let recovery = match status {
-        429 | 500..=599 => "transient",
-        400 | 409 | 422 => "correctable",
-        _ => "terminal",
+        429 | 500..=599 => Recovery::Transient,
+        400 | 409 | 422 => Recovery::Correctable,
+        _ => Recovery::Terminal,
     };
-    let mut out = json!({
-        "code": e["code"],
-        "message": e["message"],
-        "recovery": recovery,
-    });
-    if let Some(field) = e.get("field").filter(|f| !f.is_null()) {
-        out["field"] = field.clone();
-    }
-    if let Some(details) = e.get("details").filter(|d| !d.is_null()) {
-        out["details"] = details.clone();
-    }
-    let text = format!(
-        "{}: {}",
-        e["code"].as_str().unwrap_or("ERROR"),
-        e["message"].as_str().unwrap_or("")
-    );
-    let mut result = CallToolResult::structured_error(out);
+    let code = e["code"].as_str().unwrap_or("ERROR").to_string();
+    let message = e["message"].as_str().unwrap_or_default().to_string();
+    let text = format!("{code}: {message}");
+    let out = ToolError {
+        code,
+        message,
+        recovery,
+        field: e.get("field").and_then(Value::as_str).map(String::from),
+        details: e.get("details").filter(|d| !d.is_null()).cloned(),
+    };
+    let mut result =
+        CallToolResult::structured_error(serde_json::to_value(out).unwrap_or_default());
     result.content = vec![ContentBlock::text(text)];
     result
 }

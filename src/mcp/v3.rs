@@ -1,19 +1,26 @@
 //! `/mcp/v3`: the typed agent tools of the spec's v3 surface, for the
 //! domains that exist now. Each is a thin adapter that builds an operation
 //! call and runs it through the same dispatcher as REST and `/mcp/buyer`,
-//! so permissions, tenancy, validation and errors are the operations' own.
+//! so permissions, tenancy, validation and errors are the operations' own;
+//! `save_campaign`, whose steps must happen together, checks each step's
+//! declared access and parses the body as the operations do, then runs
+//! the campaign service's steps in one transaction.
 //!
 //! - `get_status`: who is calling and what the account has (counts).
 //! - `search`: a page of one kind of record (`advertiser`, `storefront`,
-//!   `webhook_subscription`, `conversation`, `audit_log`).
-//! - `get`: one record by id (`advertiser`, or a `discovery` snapshot).
+//!   `webhook_subscription`, `conversation`, `audit_log`, `campaign`).
+//! - `get`: one record by id (`advertiser`, `campaign`, or a `discovery`
+//!   snapshot).
 //! - `save_advertiser`: creates an advertiser, or updates the one named by
 //!   `advertiserId` with the fields given.
 //! - `save_campaign`: creates or updates a campaign, then applies
-//!   `isArchived` and `isPaused` (archive, restore, pause, resume);
-//!   `desiredPhase: "active"` (launch) arrives with media buys.
+//!   `isArchived` and `isPaused` (archive, restore, pause, resume), all in
+//!   one transaction; `desiredPhase: "active"` (launch) arrives with media
+//!   buys.
+//!
+//! Each tool's `outputSchema` is that of the operations behind it.
 
-use std::sync::Arc;
+use std::sync::{Arc, LazyLock};
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, Implementation, ListToolsResult,
@@ -21,12 +28,25 @@ use rmcp::model::{
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler};
+use serde::Serialize;
 use serde_json::{Map, Value, json};
+use utoipa::ToSchema;
 
-use super::tools::{caller_of, error_result, run, success_result};
-use crate::auth::CallerInfo;
+use super::tools::{caller_of, error_result, run, success_result, tool};
+use crate::auth::{AccountInfo, CallerInfo, UserInfo};
+use crate::buyer::campaigns::model::CampaignIn;
+use crate::buyer::campaigns::service::{self as campaigns, Save};
 use crate::error::ApiError;
-use crate::ops::{self, Ctx, OperationCall};
+use crate::ops::{self, Ctx, OperationCall, schema};
+use crate::types::Permission;
+
+const TOOL_NAMES: &[&str] = &[
+    "get_status",
+    "search",
+    "get",
+    "save_advertiser",
+    "save_campaign",
+];
 
 /// `search` kinds and the list operation behind each.
 const SEARCHES: &[(&str, &str)] = &[
@@ -45,6 +65,17 @@ const GETS: &[(&str, &str, &str)] = &[
     ("discovery", "browse_discovery", "discoveryId"),
 ];
 
+/// The operations `save_campaign` may run.
+const CAMPAIGN_STEPS: &[&str] = &[
+    "create_campaign",
+    "restore_campaign",
+    "update_campaign",
+    "pause_campaign",
+    "resume_campaign",
+    "archive_campaign",
+    "get_campaign",
+];
+
 #[derive(Clone)]
 pub struct V3Tools {
     ctx: Ctx,
@@ -56,20 +87,85 @@ impl V3Tools {
     }
 }
 
-fn schema(v: Value) -> Arc<Map<String, Value>> {
-    match v {
-        Value::Object(m) => Arc::new(m),
-        _ => Arc::new(Map::new()),
+/// `get_status`'s data.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Status {
+    account: AccountRef,
+    user: UserRef,
+    permissions: Vec<Permission>,
+    counts: Counts,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct AccountRef {
+    id: String,
+    name: String,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct UserRef {
+    id: i64,
+    email: String,
+    role: crate::types::Role,
+}
+
+/// How many of each the account has.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Counts {
+    advertisers: u64,
+    storefronts: u64,
+    webhook_subscriptions: u64,
+    campaigns: u64,
+}
+
+impl AccountRef {
+    fn of(a: &AccountInfo) -> Self {
+        AccountRef {
+            id: a.id.clone(),
+            name: a.name.clone(),
+        }
     }
 }
 
-/// The v3 tools with their input schemas.
+impl UserRef {
+    fn of(u: &UserInfo) -> Self {
+        UserRef {
+            id: u.id,
+            email: u.email.clone(),
+            role: u.role,
+        }
+    }
+}
+
+/// The output schema of `operations`' data: any of theirs.
+fn outputs<'a>(operations: impl IntoIterator<Item = &'a str>) -> Value {
+    schema::any_of(
+        operations
+            .into_iter()
+            .filter_map(ops::find)
+            .map(|d| (d.output_schema)()),
+    )
+}
+
+/// The body schema of `operation`, standing alone.
+fn body_of(operation: &str) -> Value {
+    ops::find(operation)
+        .and_then(|d| schema::part(&(d.input_schema)(), "/properties/body"))
+        .unwrap_or_else(|| json!({"type": "object"}))
+}
+
+/// The v3 tools with their input and output schemas (built once).
 pub fn tools() -> Vec<Tool> {
+    static TOOLS: LazyLock<Vec<Tool>> = LazyLock::new(build);
+    TOOLS.clone()
+}
+
+fn build() -> Vec<Tool> {
     let kinds = |list: Vec<&str>| json!({"type": "string", "enum": list});
     // save_advertiser takes create_advertiser's body, plus the id to update.
-    let mut body = ops::find("create_advertiser")
-        .map(|d| (d.input_schema)()["properties"]["body"].clone())
-        .unwrap_or_else(|| json!({"type": "object"}));
+    let mut body = body_of("create_advertiser");
     if let Some(props) = body.get_mut("properties").and_then(Value::as_object_mut) {
         props.insert(
             "advertiserId".into(),
@@ -79,17 +175,17 @@ pub fn tools() -> Vec<Tool> {
     if let Some(o) = body.as_object_mut() {
         o.remove("required");
     }
-    let campaign = save_campaign_schema();
     vec![
-        Tool::new(
+        tool(
             "get_status",
             "Who is calling (account, user, permissions) and what the account has.",
-            schema(json!({"type": "object", "properties": {}, "additionalProperties": false})),
+            json!({"type": "object", "properties": {}, "additionalProperties": false}),
+            schema::of::<Status>(),
         ),
-        Tool::new(
+        tool(
             "search",
             "A page of one kind of record, newest first.",
-            schema(json!({
+            json!({
                 "type": "object",
                 "properties": {
                     "type": kinds(SEARCHES.iter().map(|s| s.0).collect()),
@@ -98,12 +194,13 @@ pub fn tools() -> Vec<Tool> {
                 },
                 "required": ["type"],
                 "additionalProperties": false,
-            })),
+            }),
+            outputs(SEARCHES.iter().map(|s| s.1)),
         ),
-        Tool::new(
+        tool(
             "get",
-            "One record by id: an advertiser, or a discovery session's snapshot.",
-            schema(json!({
+            "One record by id: an advertiser, a campaign, or a discovery session's snapshot.",
+            json!({
                 "type": "object",
                 "properties": {
                     "type": kinds(GETS.iter().map(|g| g.0).collect()),
@@ -111,26 +208,27 @@ pub fn tools() -> Vec<Tool> {
                 },
                 "required": ["type", "id"],
                 "additionalProperties": false,
-            })),
+            }),
+            outputs(GETS.iter().map(|g| g.1)),
         ),
-        Tool::new(
+        tool(
             "save_advertiser",
             "Create an advertiser, or update the one named by advertiserId with the fields given.",
-            schema(body),
+            body,
+            outputs(["create_advertiser", "update_advertiser"]),
         ),
-        Tool::new(
+        tool(
             "save_campaign",
-            "Create a DRAFT campaign, or update the one named by campaignId with the fields given; isArchived and isPaused archive, restore, pause or resume it.",
-            schema(campaign),
+            "Create a DRAFT campaign, or update the one named by campaignId with the fields given; isArchived and isPaused archive, restore, pause or resume it. All of it happens, or none.",
+            save_campaign_schema(),
+            outputs(CAMPAIGN_STEPS.iter().copied()),
         ),
     ]
 }
 
 /// create_campaign's body, plus the id to update and the v3 state flags.
 fn save_campaign_schema() -> Value {
-    let mut body = ops::find("create_campaign")
-        .map(|d| (d.input_schema)()["properties"]["body"].clone())
-        .unwrap_or_else(|| json!({"type": "object"}));
+    let mut body = body_of("create_campaign");
     if let Some(props) = body.get_mut("properties").and_then(Value::as_object_mut) {
         props.insert(
             "campaignId".into(),
@@ -236,7 +334,7 @@ impl V3Tools {
         context: &RequestContext<RoleServer>,
         caller: &Arc<CallerInfo>,
         operation: &str,
-    ) -> Result<Value, ApiError> {
+    ) -> Result<u64, ApiError> {
         let out = self
             .dispatch(
                 context,
@@ -244,10 +342,9 @@ impl V3Tools {
                 call(operation, json!({}), json!({"take": 1}), Value::Null)?,
             )
             .await?;
-        Ok(out
-            .meta
-            .map(|m| m["pagination"]["total"].clone())
-            .unwrap_or(Value::Null))
+        out.meta
+            .and_then(|m| m["pagination"]["total"].as_u64())
+            .ok_or_else(|| ApiError::internal(format!("{operation} gave no total")))
     }
 
     async fn handle(
@@ -260,17 +357,20 @@ impl V3Tools {
         match name {
             "get_status" => {
                 only(&args, &[])?;
-                let data = json!({
-                    "account": {"id": caller.account.id, "name": caller.account.name},
-                    "user": {"id": caller.user.id, "email": caller.user.email, "role": caller.user.role},
-                    "permissions": caller.permissions,
-                    "counts": {
-                        "advertisers": self.total(context, caller, "list_advertisers").await?,
-                        "storefronts": self.total(context, caller, "list_storefronts").await?,
-                        "webhookSubscriptions": self.total(context, caller, "list_webhook_subscriptions").await?,
-                        "campaigns": self.total(context, caller, "list_campaigns").await?,
+                let status = Status {
+                    account: AccountRef::of(&caller.account),
+                    user: UserRef::of(&caller.user),
+                    permissions: caller.permissions.clone(),
+                    counts: Counts {
+                        advertisers: self.total(context, caller, "list_advertisers").await?,
+                        storefronts: self.total(context, caller, "list_storefronts").await?,
+                        webhook_subscriptions: self
+                            .total(context, caller, "list_webhook_subscriptions")
+                            .await?,
+                        campaigns: self.total(context, caller, "list_campaigns").await?,
                     },
-                });
+                };
+                let data = serde_json::to_value(status).map_err(ApiError::internal)?;
                 Ok(ops::OperationOutput { data, meta: None })
             }
             "search" => {
@@ -354,6 +454,8 @@ impl V3Tools {
 }
 
 impl V3Tools {
+    /// Runs the steps the arguments ask for in one transaction
+    /// ([`campaigns::save`]): all of them, or none.
     async fn save_campaign(
         &self,
         context: &RequestContext<RoleServer>,
@@ -366,82 +468,64 @@ impl V3Tools {
             Some(Value::String(id)) => Some(id),
             Some(_) => return Err(ApiError::invalid("campaignId", "must be a string")),
         };
-        let step =
-            |op: &str, id: &str, body: Value| call(op, json!({"campaignId": id}), json!({}), body);
         let created = id.is_none();
-        let (id, mut last) = match id {
-            None => {
-                if flags.pause == Some(true) {
-                    return Err(ApiError::invalid(
-                        "isPaused",
-                        "a new campaign is a DRAFT: it can be paused once launched",
-                    ));
-                }
-                let out = self
-                    .dispatch(
-                        context,
-                        caller,
-                        call("create_campaign", json!({}), json!({}), Value::Object(args))?,
-                    )
-                    .await?;
-                let id = out.data["campaign"]["campaignId"]
-                    .as_str()
-                    .unwrap_or_default()
-                    .to_string();
-                (id, Some(out))
-            }
-            Some(id) => {
-                let mut last = None;
-                if flags.restore {
-                    last = Some(
-                        self.dispatch(context, caller, step("restore_campaign", &id, Value::Null)?)
-                            .await?,
-                    );
-                }
-                if !args.is_empty() {
-                    last = Some(
-                        self.dispatch(
-                            context,
-                            caller,
-                            step("update_campaign", &id, Value::Object(args))?,
-                        )
-                        .await?,
-                    );
-                }
-                (id, last)
-            }
+        if created && flags.pause == Some(true) {
+            return Err(ApiError::invalid(
+                "isPaused",
+                "a new campaign is a DRAFT: it can be paused once launched",
+            ));
+        }
+        let save = Save {
+            restore: flags.restore && !created,
+            // A new campaign is a DRAFT, which is neither paused nor running.
+            pause: flags.pause.filter(|_| !created),
+            archive: flags.archive,
+            fields: if created || !args.is_empty() {
+                Some(parse_body(args)?)
+            } else {
+                None
+            },
+            campaign_id: id,
         };
-        // A new campaign is a DRAFT, which is neither paused nor running.
-        let pause = if created { None } else { flags.pause };
-        match pause {
-            Some(true) => {
-                last = Some(
-                    self.dispatch(context, caller, step("pause_campaign", &id, Value::Null)?)
-                        .await?,
+        let steps = [
+            (save.campaign_id.is_none(), "create_campaign"),
+            (save.restore, "restore_campaign"),
+            (
+                save.campaign_id.is_some() && save.fields.is_some(),
+                "update_campaign",
+            ),
+            (save.pause == Some(true), "pause_campaign"),
+            (save.pause == Some(false), "resume_campaign"),
+            (save.archive, "archive_campaign"),
+        ];
+        let steps: Vec<&str> = steps.iter().filter(|s| s.0).map(|s| s.1).collect();
+        if let (Some(id), true) = (&save.campaign_id, steps.is_empty()) {
+            // Nothing to change: the campaign as it is.
+            let path = json!({ "campaignId": id });
+            return self
+                .dispatch(
+                    context,
+                    caller,
+                    call("get_campaign", path, json!({}), Value::Null)?,
                 )
-            }
-            Some(false) => {
-                last = Some(
-                    self.dispatch(context, caller, step("resume_campaign", &id, Value::Null)?)
-                        .await?,
-                )
-            }
-            None => {}
+                .await;
         }
-        if flags.archive {
-            last = Some(
-                self.dispatch(context, caller, step("archive_campaign", &id, Value::Null)?)
-                    .await?,
-            );
+        // Each step with the access its operation declares.
+        for def in steps.iter().filter_map(|s| ops::find(s)) {
+            ops::authorize(caller, def.access)?;
         }
-        match last {
-            Some(out) => Ok(out),
-            None => {
-                self.dispatch(context, caller, step("get_campaign", &id, Value::Null)?)
-                    .await
-            }
-        }
+        let saved = campaigns::save(&self.ctx, caller, save).await?;
+        let data = serde_json::to_value(saved).map_err(ApiError::internal)?;
+        Ok(ops::OperationOutput { data, meta: None })
     }
+}
+
+/// The campaign fields, parsed as `create_campaign` and `update_campaign`
+/// parse their body.
+fn parse_body(args: Map<String, Value>) -> Result<CampaignIn, ApiError> {
+    use ops::input::BodyPart;
+    let bytes = serde_json::to_vec(&Value::Object(args)).map_err(ApiError::internal)?;
+    ops::Json::<CampaignIn>::from_body(Some(&bytes.into())).map(|body| body.0)
 }
 
 impl ServerHandler for V3Tools {
@@ -467,7 +551,7 @@ impl ServerHandler for V3Tools {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let name = request.name.to_string();
-        if !tools().iter().any(|t| t.name == name) {
+        if !TOOL_NAMES.contains(&name.as_str()) {
             return Err(ErrorData::invalid_params(
                 format!("unknown tool {name:?}"),
                 None,

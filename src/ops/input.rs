@@ -5,7 +5,7 @@
 
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
-use utoipa::PartialSchema;
+use utoipa::ToSchema;
 
 use crate::error::ApiError;
 use crate::http::json::{parse_json, schema_error};
@@ -37,8 +37,9 @@ pub trait BodyPart: Sized + Send {
     fn schema() -> Option<Value>;
 }
 
-pub(crate) fn schema_of<T: PartialSchema>() -> Option<Value> {
-    serde_json::to_value(T::schema()).ok()
+/// `T`'s self-contained schema ([`super::schema::of`]).
+pub(crate) fn schema_of<T: ToSchema>() -> Option<Value> {
+    Some(super::schema::of::<T>())
 }
 
 /// No such part.
@@ -69,7 +70,7 @@ impl BodyPart for Nothing {
 #[derive(Debug, Clone)]
 pub struct Params<T>(pub T);
 
-impl<T: DeserializeOwned + PartialSchema + Send> Part for Params<T> {
+impl<T: DeserializeOwned + ToSchema + Send> Part for Params<T> {
     const REQUIRED: bool = true;
     fn from_raw(raw: &RawInput) -> Result<Self, ApiError> {
         serde_path_to_error::deserialize(Value::Object(raw.path.clone()))
@@ -97,7 +98,7 @@ pub fn parse_query<T: DeserializeOwned>(qs: &str) -> Result<T, ApiError> {
     })
 }
 
-impl<T: DeserializeOwned + PartialSchema + Send> Part for Query<T> {
+impl<T: DeserializeOwned + ToSchema + Send> Part for Query<T> {
     fn from_raw(raw: &RawInput) -> Result<Self, ApiError> {
         parse_query(&raw.query).map(Query)
     }
@@ -110,7 +111,7 @@ impl<T: DeserializeOwned + PartialSchema + Send> Part for Query<T> {
 #[derive(Debug, Clone)]
 pub struct Json<T>(pub T);
 
-impl<T: DeserializeOwned + PartialSchema + Send> BodyPart for Json<T> {
+impl<T: DeserializeOwned + ToSchema + Send> BodyPart for Json<T> {
     const OPTIONAL: bool = false;
     const KIND: super::BodyKind = super::BodyKind::Required;
     fn from_body(body: Option<&bytes::Bytes>) -> Result<Self, ApiError> {
@@ -134,7 +135,7 @@ impl<S> JsonBytes<S> {
     }
 }
 
-impl<S: PartialSchema + Send> BodyPart for JsonBytes<S> {
+impl<S: ToSchema + Send> BodyPart for JsonBytes<S> {
     const OPTIONAL: bool = false;
     const KIND: super::BodyKind = super::BodyKind::Required;
     fn from_body(body: Option<&bytes::Bytes>) -> Result<Self, ApiError> {
@@ -152,7 +153,7 @@ impl<S: PartialSchema + Send> BodyPart for JsonBytes<S> {
 #[derive(Debug, Clone)]
 pub struct MaybeJson<T>(pub T);
 
-impl<T: DeserializeOwned + PartialSchema + Default + Send> BodyPart for MaybeJson<T> {
+impl<T: DeserializeOwned + ToSchema + Default + Send> BodyPart for MaybeJson<T> {
     const OPTIONAL: bool = true;
     const KIND: super::BodyKind = super::BodyKind::Optional;
     fn from_body(body: Option<&bytes::Bytes>) -> Result<Self, ApiError> {

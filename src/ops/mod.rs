@@ -14,6 +14,7 @@ pub mod dispatch;
 pub mod input;
 pub mod page;
 pub mod progress;
+pub mod schema;
 
 use std::future::Future;
 use std::pin::Pin;
@@ -111,7 +112,8 @@ pub trait Operation: Send + Sync + 'static {
     type Path: input::Part;
     type Query: input::Part;
     type Body: input::BodyPart;
-    type Output: Serialize + Send;
+    /// What it answers; its schema is the tools' `outputSchema`.
+    type Output: Serialize + Send + utoipa::ToSchema;
 
     fn run(
         ctx: &Ctx,
@@ -179,8 +181,10 @@ pub struct OperationDef {
     pub access: Access,
     pub verb: Verb,
     pub path: &'static str,
-    /// JSON Schema of `{pathParams, params, body}`.
+    /// JSON Schema of `{pathParams, params, body}` (self-contained, 2020-12).
     pub input_schema: fn() -> Value,
+    /// JSON Schema of the output (the REST envelope's `data`).
+    pub output_schema: fn() -> Value,
     /// Authorizes, parses and runs.
     pub call: CallFn,
     /// Does it take a body, and may the body be omitted?
@@ -219,6 +223,7 @@ pub const fn def<O: Operation>(
         verb: O::VERB,
         path: O::PATH,
         input_schema: input_schema::<O>,
+        output_schema: schema::of::<O::Output>,
         call: call::<O>,
         body: <O::Body as input::BodyPart>::KIND,
         doc,
@@ -227,26 +232,16 @@ pub const fn def<O: Operation>(
 
 fn input_schema<O: Operation>() -> Value {
     use input::{BodyPart, Part};
-    let mut properties = serde_json::Map::new();
-    let mut required = Vec::new();
-    for (name, schema, needed) in [
+    let parts = [
         ("pathParams", O::Path::schema(), O::Path::REQUIRED),
         ("params", O::Query::schema(), false),
         ("body", O::Body::schema(), !O::Body::OPTIONAL),
-    ] {
-        if let Some(schema) = schema {
-            if needed {
-                required.push(Value::from(name));
-            }
-            properties.insert(name.into(), schema);
-        }
-    }
-    serde_json::json!({
-        "type": "object",
-        "properties": properties,
-        "required": required,
-        "additionalProperties": false,
-    })
+    ];
+    schema::object(
+        parts
+            .into_iter()
+            .filter_map(|(name, schema, needed)| Some((name, schema?, needed))),
+    )
 }
 
 fn call<O: Operation>(

@@ -6,7 +6,9 @@
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
-use utoipa::ToSchema;
+use utoipa::openapi::RefOr;
+use utoipa::openapi::schema::Schema;
+use utoipa::{PartialSchema, ToSchema};
 
 use super::input::{Part, RawInput, parse_query, schema_of};
 use crate::error::ApiError;
@@ -139,7 +141,8 @@ impl<const DEFAULT: u64, const MAX: u64> Part for OptionalPage<DEFAULT, MAX> {
     }
 }
 
-/// A page of items and where it sits in the whole. Serializes as the items.
+/// A page of items and where it sits in the whole. Serializes, and is
+/// described, as the items.
 #[derive(Debug, Clone)]
 pub struct Paged<T> {
     pub items: Vec<T>,
@@ -149,6 +152,24 @@ pub struct Paged<T> {
 impl<T: Serialize> Serialize for Paged<T> {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         self.items.serialize(s)
+    }
+}
+
+impl<T: ToSchema> PartialSchema for Paged<T>
+where
+    Vec<T>: PartialSchema,
+{
+    fn schema() -> RefOr<Schema> {
+        <Vec<T> as PartialSchema>::schema()
+    }
+}
+
+impl<T: ToSchema> ToSchema for Paged<T>
+where
+    Vec<T>: PartialSchema,
+{
+    fn schemas(schemas: &mut Vec<(String, RefOr<Schema>)>) {
+        <Vec<T> as ToSchema>::schemas(schemas)
     }
 }
 
@@ -162,7 +183,7 @@ pub struct Filtered<F, const DEFAULT: u64 = 20, const MAX: u64 = 100> {
 
 impl<F, const DEFAULT: u64, const MAX: u64> Part for Filtered<F, DEFAULT, MAX>
 where
-    F: serde::de::DeserializeOwned + utoipa::PartialSchema + Send,
+    F: serde::de::DeserializeOwned + ToSchema + Send,
 {
     fn from_raw(raw: &RawInput) -> Result<Self, ApiError> {
         Ok(Filtered {
@@ -172,12 +193,15 @@ where
     }
     fn schema() -> Option<Value> {
         let mut schema = <Page<DEFAULT, MAX> as Part>::schema()?;
-        if let (Some(props), Some(Value::Object(more))) = (
+        let mut filter = schema_of::<F>()?;
+        let mut defs = serde_json::Map::new();
+        super::schema::hoist(&mut filter, &mut defs);
+        if let (Some(props), Value::Object(more)) = (
             schema["properties"].as_object_mut(),
-            schema_of::<F>().map(|s| s["properties"].clone()),
+            filter["properties"].take(),
         ) {
             props.extend(more);
         }
-        Some(schema)
+        Some(super::schema::with_defs(schema, defs))
     }
 }

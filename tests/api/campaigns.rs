@@ -855,6 +855,96 @@ async fn named_operations_and_v3_save_campaign_run_the_same_code_as_rest() {
     assert_eq!(hidden["structuredContent"]["code"], "NOT_FOUND", "{hidden}");
 }
 
+/// `save_campaign`'s steps are one transaction: when a later step fails,
+/// the earlier ones (and their audit entries) are undone.
+#[actix_web::test]
+async fn a_v3_save_campaign_whose_later_step_fails_changes_nothing() {
+    let app = spawn_app().await;
+    let t = app.tenant().await;
+    let adv = advertiser(&app, &t).await;
+    let id = create(&app, &t, body(&adv)).await["campaignId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let res = app.post(&path(&id, "archive"), &t.key, &json!({})).await;
+    assert_eq!(res.status, 200, "{}", res.body);
+    let before = app.get(&format!("{CMP}/{id}"), &t.key).await;
+    let audits =
+        || async { app.get(AUDIT, &t.key).await.body["meta"]["pagination"]["total"].clone() };
+    let audited = audits().await;
+
+    // Restore (a DRAFT again), rename, then pause: a DRAFT cannot be paused.
+    let mut s = open_at(&app, "/mcp/v3", &t.key).await;
+    let failed = s
+        .call(
+            &app,
+            "save_campaign",
+            json!({"campaignId": id, "isArchived": false, "name": "Renamed", "isPaused": true}),
+        )
+        .await;
+    assert_eq!(failed["isError"], true, "{failed}");
+    assert_eq!(failed["structuredContent"]["code"], "CONFLICT", "{failed}");
+    let after = app.get(&format!("{CMP}/{id}"), &t.key).await;
+    assert_eq!(after.data(), before.data(), "nothing of the call stays");
+    assert_eq!(after.data()["campaign"]["status"], "ARCHIVED");
+    assert_eq!(
+        audits().await,
+        audited,
+        "no audit entry of the undone steps"
+    );
+
+    // An invalid field after a restore: the restore is undone too.
+    let failed = s
+        .call(
+            &app,
+            "save_campaign",
+            json!({"campaignId": id, "isArchived": false, "budget": {"total": -1}}),
+        )
+        .await;
+    assert_eq!(
+        failed["structuredContent"]["field"], "budget.total",
+        "{failed}"
+    );
+    let after = app.get(&format!("{CMP}/{id}"), &t.key).await;
+    assert_eq!(after.data(), before.data());
+
+    // Without the failing step, the same call applies both, with their entries.
+    let saved = s
+        .call(
+            &app,
+            "save_campaign",
+            json!({"campaignId": id, "isArchived": false, "name": "Renamed"}),
+        )
+        .await;
+    let c = &saved["structuredContent"]["data"]["campaign"];
+    assert_eq!(
+        (c["status"].as_str(), c["name"].as_str()),
+        (Some("DRAFT"), Some("Renamed")),
+        "{saved}"
+    );
+    assert_eq!(
+        audits().await.as_u64().unwrap(),
+        audited.as_u64().unwrap() + 2,
+        "campaign.restored and campaign.updated"
+    );
+    // A read-only key may not run the steps.
+    let reader = app
+        .user_in(&t.account_id, "admin", &["platform:read"])
+        .await;
+    let mut r = open_at(&app, "/mcp/v3", &reader.key).await;
+    let refused = r
+        .call(
+            &app,
+            "save_campaign",
+            json!({"campaignId": id, "isArchived": true}),
+        )
+        .await;
+    assert_eq!(
+        refused["structuredContent"]["code"], "FORBIDDEN",
+        "{refused}"
+    );
+}
+
 #[actix_web::test]
 async fn constraints_go_through_the_targeting_vocabularies() {
     let app = spawn_app().await;

@@ -177,7 +177,7 @@ impl TestApp {
         content_type: Option<&str>,
         body: Vec<u8>,
     ) -> Resp {
-        let mut req = self.client.request(method, self.url(path));
+        let mut req = self.client.request(method.clone(), self.url(path));
         if let Some(k) = key {
             req = req.insert_header(("Authorization", format!("Bearer {k}")));
         }
@@ -186,12 +186,14 @@ impl TestApp {
         }
         let mut res = req.send_body(body).await.expect("request sent");
         let raw = res.body().limit(64 * 1024 * 1024).await.expect("body read");
-        Resp {
+        let resp = Resp {
             status: res.status(),
             headers: res.headers().clone(),
             body: serde_json::from_slice(&raw).unwrap_or(Value::Null),
             raw,
-        }
+        };
+        crate::outputs::assert_described(&method, path, &resp);
+        resp
     }
 
     pub async fn request(

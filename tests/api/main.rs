@@ -5,6 +5,7 @@
 mod fake_carrier;
 mod fake_seller;
 mod helpers;
+mod outputs;
 
 mod advertisers;
 mod auth;

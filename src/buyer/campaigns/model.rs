@@ -196,13 +196,13 @@ pub struct CampaignOut {
     /// With `fields=geo_metro_names`: the names of `geo_metros` codes.
     /// Named as the spec names them (snake_case, like the constraints).
     #[serde(rename = "geo_metro_names", skip_serializing_if = "Option::is_none")]
-    #[schema(value_type = Option<Object>)]
+    #[schema(value_type = Option<Vec<crate::buyer::targeting::constraints::MetroLabel>>)]
     pub geo_metro_names: Option<Value>,
     #[serde(
         rename = "geo_metro_names_exclude",
         skip_serializing_if = "Option::is_none"
     )]
-    #[schema(value_type = Option<Object>)]
+    #[schema(value_type = Option<Vec<crate::buyer::targeting::constraints::MetroLabel>>)]
     pub geo_metro_names_exclude: Option<Value>,
     pub created_at: DateTime<Utc>,
     pub updated_at: DateTime<Utc>,

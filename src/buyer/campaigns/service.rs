@@ -1,12 +1,13 @@
 //! Campaign operations: create (DRAFT), get, list, update and the status
-//! transitions, each writing the audit log in its own transaction.
+//! transitions, each writing the audit log in its own transaction, and
+//! [`save`], several of them in one.
 
 use std::collections::BTreeSet;
 
 use chrono::Utc;
 use sea_orm::{
-    ActiveModelTrait, ColumnTrait, ConnectionTrait, EntityTrait, IntoActiveModel, PaginatorTrait,
-    QueryFilter, QueryOrder, QuerySelect, Set,
+    ActiveModelTrait, ColumnTrait, ConnectionTrait, DatabaseTransaction, EntityTrait,
+    IntoActiveModel, PaginatorTrait, QueryFilter, QueryOrder, QuerySelect, Set,
 };
 use serde_json::{Value, json};
 
@@ -229,20 +230,20 @@ fn parse(body: &mut CampaignIn, issues: &mut Issues) -> Parsed {
 
 /// Checks the references (storefronts, discovery session, catalog).
 async fn check_references(
-    ctx: &Ctx,
+    db: &impl ConnectionTrait,
     caller: &CallerInfo,
     advertiser_id: Option<&str>,
     p: &Parsed,
     issues: &mut Issues,
 ) -> Result<(), ApiError> {
     if let Some(ids) = &p.storefront_ids {
-        check_storefronts(&ctx.db, ids, issues).await?;
+        check_storefronts(db, ids, issues).await?;
     }
     if let Some(Some(id)) = &p.discovery_id {
-        check_discovery(&ctx.db, caller, advertiser_id, id, issues).await?;
+        check_discovery(db, caller, advertiser_id, id, issues).await?;
     }
     if let Some(Some(id)) = &p.catalog_id {
-        check_catalog(&ctx.db, caller, advertiser_id, id, issues).await?;
+        check_catalog(db, caller, advertiser_id, id, issues).await?;
     }
     Ok(())
 }
@@ -250,8 +251,30 @@ async fn check_references(
 pub async fn create_campaign(
     ctx: &Ctx,
     caller: &CallerInfo,
-    mut body: CampaignIn,
+    body: CampaignIn,
 ) -> Result<CampaignEnvelope, ApiError> {
+    let new = check_new(&ctx.db, caller, body).await?;
+    let _turn = ctx.writes.enter().await;
+    let txn = crate::db::begin_write(&ctx.db).await?;
+    let created = insert(&txn, caller, new).await?;
+    txn.commit().await?;
+    Ok(created)
+}
+
+/// A new campaign's validated fields.
+struct NewCampaign {
+    advertiser_id: String,
+    flight: FlightDates,
+    budget: Budget,
+    p: Parsed,
+}
+
+/// Validates a new campaign (every problem at once).
+async fn check_new(
+    db: &impl ConnectionTrait,
+    caller: &CallerInfo,
+    mut body: CampaignIn,
+) -> Result<NewCampaign, ApiError> {
     let mut issues = Issues::default();
     let advertiser_id = match body.advertiser_id.take() {
         None => {
@@ -276,7 +299,7 @@ pub async fn create_campaign(
             None
         }
     };
-    let mut p = parse(&mut body, &mut issues);
+    let p = parse(&mut body, &mut issues);
     let budget_in = body.budget.take();
     let budget = match budget_in {
         Some(b) => Some(model::budget(b, None, &mut issues)),
@@ -285,16 +308,32 @@ pub async fn create_campaign(
             None
         }
     };
-    check_references(ctx, caller, advertiser_id.as_deref(), &p, &mut issues).await?;
+    check_references(db, caller, advertiser_id.as_deref(), &p, &mut issues).await?;
     issues.into_result()?;
-    let (Some(advertiser_id), Some(flight), Some(mut budget)) = (advertiser_id, flight, budget)
-    else {
+    let (Some(advertiser_id), Some(flight), Some(budget)) = (advertiser_id, flight, budget) else {
         return Err(ApiError::invalid("", "incomplete campaign"));
     };
+    Ok(NewCampaign {
+        advertiser_id,
+        flight,
+        budget,
+        p,
+    })
+}
 
-    let _turn = ctx.writes.enter().await;
-    let txn = crate::db::begin_write(&ctx.db).await?;
-    let adv = advertiser_of(&txn, caller, &advertiser_id, true).await?;
+/// Inserts a checked campaign as a DRAFT, with its audit entry.
+async fn insert(
+    txn: &DatabaseTransaction,
+    caller: &CallerInfo,
+    new: NewCampaign,
+) -> Result<CampaignEnvelope, ApiError> {
+    let NewCampaign {
+        advertiser_id,
+        flight,
+        mut budget,
+        mut p,
+    } = new;
+    let adv = advertiser_of(txn, caller, &advertiser_id, true).await?;
     if let Some(sent) = &p.sent_currency
         && *sent != adv.primary_currency
     {
@@ -323,12 +362,12 @@ pub async fn create_campaign(
         created_at: Set(now),
         updated_at: Set(now),
     }
-    .insert(&txn)
+    .insert(txn)
     .await?;
     let created = out(row, false);
     let after = serde_json::to_value(&created).map_err(ApiError::internal)?;
     audit::record(
-        &txn,
+        txn,
         caller,
         "campaign.created",
         "campaign",
@@ -336,7 +375,6 @@ pub async fn create_campaign(
         audit::diff(&Value::Null, &after),
     )
     .await?;
-    txn.commit().await?;
     Ok(CampaignEnvelope { campaign: created })
 }
 
@@ -396,9 +434,32 @@ pub async fn update_campaign(
     ctx: &Ctx,
     caller: &CallerInfo,
     id: &str,
-    mut body: CampaignIn,
+    body: CampaignIn,
 ) -> Result<CampaignEnvelope, ApiError> {
-    let seen = load(&ctx.db, caller, id).await?;
+    let change = check_change(&ctx.db, caller, id, body).await?;
+    let _turn = ctx.writes.enter().await;
+    let txn = crate::db::begin_write(&ctx.db).await?;
+    let updated = apply_change(&txn, caller, change).await?;
+    txn.commit().await?;
+    Ok(updated)
+}
+
+/// A checked change of a campaign's fields.
+struct Change {
+    seen: campaign::Model,
+    flight: Option<Option<FlightDates>>,
+    budget: Option<Budget>,
+    p: Parsed,
+}
+
+/// Validates a change of campaign `id` (every problem at once).
+async fn check_change(
+    db: &impl ConnectionTrait,
+    caller: &CallerInfo,
+    id: &str,
+    mut body: CampaignIn,
+) -> Result<Change, ApiError> {
+    let seen = load(db, caller, id).await?;
     let mut issues = Issues::default();
     if let Some(raw) = body.advertiser_id.take()
         && crate::buyer::advertisers::model::advertiser_id(&raw).ok()
@@ -410,9 +471,9 @@ pub async fn update_campaign(
         );
     }
     let flight_in = body.flight_dates.take();
-    let mut p = parse(&mut body, &mut issues);
+    let p = parse(&mut body, &mut issues);
     let budget_in = body.budget.take();
-    check_references(ctx, caller, Some(&seen.advertiser_id), &p, &mut issues).await?;
+    check_references(db, caller, Some(&seen.advertiser_id), &p, &mut issues).await?;
     let seen_flight = FlightDates {
         start_date: seen.start_date,
         end_date: seen.end_date,
@@ -421,14 +482,32 @@ pub async fn update_campaign(
     let seen_budget: Option<Budget> = serde_json::from_str(&seen.budget).ok();
     let budget = budget_in.map(|b| model::budget(b, seen_budget.as_ref(), &mut issues));
     issues.into_result()?;
+    Ok(Change {
+        seen,
+        flight,
+        budget,
+        p,
+    })
+}
 
-    let _turn = ctx.writes.enter().await;
-    let txn = crate::db::begin_write(&ctx.db).await?;
-    let adv = advertiser_of(&txn, caller, &seen.advertiser_id, true).await?;
+/// Writes a checked change, with its audit entry; archived and completed
+/// campaigns are frozen.
+async fn apply_change(
+    txn: &DatabaseTransaction,
+    caller: &CallerInfo,
+    change: Change,
+) -> Result<CampaignEnvelope, ApiError> {
+    let Change {
+        seen,
+        flight,
+        budget,
+        mut p,
+    } = change;
+    let adv = advertiser_of(txn, caller, &seen.advertiser_id, true).await?;
     let current = campaign::Entity::find_by_id(seen.id.clone())
         .filter(campaign::Column::AccountId.eq(caller.account_id()))
         .lock_exclusive()
-        .one(&txn)
+        .one(txn)
         .await?
         .ok_or_else(|| ApiError::not_found("campaign"))?;
     if let Some(e) = frozen(&current.status) {
@@ -474,11 +553,11 @@ pub async fn update_campaign(
         row.catalog_id = Set(v);
     }
     row.updated_at = Set(Utc::now());
-    let row = row.update(&txn).await?;
+    let row = row.update(txn).await?;
     let updated = out(row, false);
     let after = serde_json::to_value(&updated).map_err(ApiError::internal)?;
     audit::record(
-        &txn,
+        txn,
         caller,
         "campaign.updated",
         "campaign",
@@ -486,7 +565,6 @@ pub async fn update_campaign(
         audit::diff(&before, &after),
     )
     .await?;
-    txn.commit().await?;
     Ok(CampaignEnvelope { campaign: updated })
 }
 
@@ -501,10 +579,22 @@ pub async fn transition(
     let id = model::campaign_id(id)?;
     let _turn = ctx.writes.enter().await;
     let txn = crate::db::begin_write(&ctx.db).await?;
-    let current = campaign::Entity::find_by_id(id.clone())
+    let changed = apply_transition(&txn, caller, &id, t).await?;
+    txn.commit().await?;
+    Ok(changed)
+}
+
+/// Applies a status change (with its audit entry) in `txn`.
+async fn apply_transition(
+    txn: &DatabaseTransaction,
+    caller: &CallerInfo,
+    id: &str,
+    t: Transition,
+) -> Result<CampaignEnvelope, ApiError> {
+    let current = campaign::Entity::find_by_id(id)
         .filter(campaign::Column::AccountId.eq(caller.account_id()))
         .lock_exclusive()
-        .one(&txn)
+        .one(txn)
         .await?
         .ok_or_else(|| ApiError::not_found("campaign"))?;
     let next = t
@@ -527,19 +617,18 @@ pub async fn transition(
     row.status = Set(status);
     row.archived_from = Set(archived_from);
     row.updated_at = Set(Utc::now());
-    let row = row.update(&txn).await?;
+    let row = row.update(txn).await?;
     let changed = out(row, false);
     let after = serde_json::to_value(&changed).map_err(ApiError::internal)?;
     audit::record(
-        &txn,
+        txn,
         caller,
         t.action(),
         "campaign",
-        &id,
+        id,
         audit::diff(&before, &after),
     )
     .await?;
-    txn.commit().await?;
     Ok(CampaignEnvelope { campaign: changed })
 }
 
@@ -552,4 +641,69 @@ pub async fn count_for_advertiser(
         .filter(campaign::Column::AdvertiserId.eq(advertiser_id))
         .count(db)
         .await?)
+}
+
+/// Changes that [`save`] makes together, in this order: a restore (an
+/// archived campaign is frozen), the fields, a pause or resume, an archive.
+#[derive(Debug, Default)]
+pub struct Save {
+    /// The campaign to change; `None` creates one from `fields`.
+    pub campaign_id: Option<String>,
+    pub fields: Option<CampaignIn>,
+    pub restore: bool,
+    /// `Some(true)` pauses, `Some(false)` resumes.
+    pub pause: Option<bool>,
+    pub archive: bool,
+}
+
+/// Applies a [`Save`] in one transaction, audit entries included: every
+/// step, or none (a step that fails leaves the campaign as it was).
+pub async fn save(
+    ctx: &Ctx,
+    caller: &CallerInfo,
+    save: Save,
+) -> Result<CampaignEnvelope, ApiError> {
+    let _turn = ctx.writes.enter().await;
+    let txn = crate::db::begin_write(&ctx.db).await?;
+    let mut last = None;
+    let id = match save.campaign_id {
+        None => {
+            let new = check_new(&txn, caller, save.fields.unwrap_or_default()).await?;
+            let created = insert(&txn, caller, new).await?;
+            let id = created.campaign.campaign_id.clone();
+            last = Some(created);
+            id
+        }
+        Some(id) => {
+            let seen = load(&txn, caller, &id).await?;
+            // The advertiser's lock before the campaign's, the order
+            // `update_campaign` takes them in.
+            advertiser_of(&txn, caller, &seen.advertiser_id, true).await?;
+            if save.restore {
+                last = Some(apply_transition(&txn, caller, &seen.id, Transition::Restore).await?);
+            }
+            if let Some(fields) = save.fields {
+                let change = check_change(&txn, caller, &seen.id, fields).await?;
+                last = Some(apply_change(&txn, caller, change).await?);
+            }
+            seen.id
+        }
+    };
+    let step = |t| apply_transition(&txn, caller, &id, t);
+    match save.pause {
+        Some(true) => last = Some(step(Transition::Pause).await?),
+        Some(false) => last = Some(step(Transition::Resume).await?),
+        None => {}
+    }
+    if save.archive {
+        last = Some(step(Transition::Archive).await?);
+    }
+    let saved = match last {
+        Some(saved) => saved,
+        None => CampaignEnvelope {
+            campaign: out(load(&txn, caller, &id).await?, false),
+        },
+    };
+    txn.commit().await?;
+    Ok(saved)
 }
