@@ -17,4 +17,15 @@ impl MigrationTrait for Migration {
         .await?;
         Ok(())
     }
+
+    async fn down(&self, m: &SchemaManager) -> Result<(), DbErr> {
+        m.alter_table(
+            Table::alter()
+                .table("stream_tokens")
+                .drop_column("credential_expires_at")
+                .to_owned(),
+        )
+        .await?;
+        Ok(())
+    }
 }

@@ -1196,7 +1196,13 @@ async fn a_lines_daily_spend_is_kept_and_rebuilt_from_its_messages() {
     assert_eq!(spend().await, kept);
     // The migration that introduced the table rebuilds it from the
     // messages already accepted, so an upgrade keeps the day's caps.
-    Migrator::down(&app.db, Some(1)).await.unwrap();
+    let migrations = Migrator::migrations();
+    let introduced = migrations
+        .iter()
+        .position(|m| m.name() == "m20261201_090000_phone_daily_spend")
+        .unwrap();
+    let undo = (migrations.len() - introduced) as u32;
+    Migrator::down(&app.db, Some(undo)).await.unwrap();
     Migrator::up(&app.db, None).await.unwrap();
     assert_eq!(spend().await, kept);
     app.post(SMS, &t.key, &body(&l, TO, "one more"))
