@@ -32,7 +32,6 @@ mod rate_limits;
 mod receiver;
 mod rooms;
 mod seller;
-mod shutdown;
 mod storefronts;
 mod stream_access;
 mod targeting;
