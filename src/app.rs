@@ -163,7 +163,7 @@ impl Application {
         .tcp_nodelay(true)
         .workers(workers)
         .listen(listener)?
-        .shutdown_timeout(10)
+        .shutdown_timeout(state.config.shutdown_grace)
         .disable_signals()
         .run();
         Ok(Application {
@@ -201,18 +201,40 @@ impl Application {
         self.server.await
     }
 
-    /// Serves until SIGINT/SIGTERM, then shuts down gracefully: the shutdown
-    /// token ends open streams first, so in-flight requests can drain.
+    /// Serves until SIGINT/SIGTERM (or the shutdown token), then shuts
+    /// down gracefully within `AGENTIC_SHUTDOWN_GRACE`: the token ends open
+    /// streams first, so in-flight requests can drain, while the outbox's
+    /// lanes finish and record their attempts and give their leases up.
     pub async fn run_until_signal(self) -> std::io::Result<()> {
         let handle = self.server.handle();
         let token = self.state.shutdown.clone();
-        actix_rt::spawn(async move {
-            wait_for_signal().await;
-            tracing::info!("shutdown signal received; draining");
+        let grace = Duration::from_secs(self.state.config.shutdown_grace);
+        let outbox = self.state.get::<crate::outbox::Outbox>().ok().cloned();
+        let stopping = actix_rt::spawn(async move {
+            tokio::select! {
+                _ = wait_for_signal() => tracing::info!("shutdown signal received; draining"),
+                _ = token.cancelled() => {}
+            }
             token.cancel();
-            handle.stop(true).await;
+            let background = async {
+                let busy = match outbox {
+                    Some(outbox) => outbox.stop(grace).await,
+                    None => 0,
+                };
+                if busy > 0 {
+                    tracing::warn!(
+                        lanes = busy,
+                        "shutdown grace ran out with outbox attempts under way; they are held or run again after the next start"
+                    );
+                }
+            };
+            tokio::join!(handle.stop(true), background);
         });
-        self.server.await
+        let served = self.server.await;
+        // However serving ended, the background work is stopped and waited for.
+        self.state.shutdown.cancel();
+        let _ = stopping.await;
+        served
     }
 }
 

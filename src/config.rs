@@ -146,6 +146,14 @@ pub struct Config {
     #[arg(long, env = "AGENTIC_CATALOG_FEED_MAX_MB", value_parser = clap::value_parser!(u64).range(1..=256), global = true)]
     pub catalog_feed_max_mb: Option<u64>,
 
+    /// Seconds a stopping server (SIGTERM, SIGINT) waits for requests under
+    /// way and for background work to finish its attempt under way (a text
+    /// being submitted, a webhook being delivered) and record it; 0 stops
+    /// at once.
+    #[arg(long, env = "AGENTIC_SHUTDOWN_GRACE", default_value_t = 10,
+          value_parser = clap::value_parser!(u64).range(0..=3600), global = true)]
+    pub shutdown_grace: u64,
+
     /// How many days webhook delivery attempts stay listed.
     #[arg(long, env = "AGENTIC_WEBHOOK_LOG_RETENTION_DAYS", value_parser = clap::value_parser!(u64).range(1..=365), global = true)]
     pub webhook_log_retention_days: Option<u64>,
@@ -331,6 +339,7 @@ impl Config {
             webhook_timeout: None,
             lease_seconds: None,
             webhook_log_retention_days: None,
+            shutdown_grace: 10,
             catalog_feed_timeout: None,
             catalog_feed_max_mb: None,
             outbox: Default::default(),

@@ -1,7 +1,8 @@
 //! Group commit of attempts: lanes hand their outcomes to the shared
 //! [`crate::db::group`] machinery and wait; each batch is one transaction
 //! that finishes the jobs (one statement) and applies each handler's
-//! effects (one call per queue, [`super::Handler::record_many`]).
+//! effects (one call per queue, [`super::Handler::record_many`], or
+//! [`super::Handler::record_late`] for jobs finished meanwhile).
 
 use std::sync::Arc;
 
@@ -15,7 +16,8 @@ use crate::db::group::{Batch, GroupCommit};
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Recorded {
     Next(Next),
-    /// The job was no longer pending (cancelled meanwhile): nothing recorded.
+    /// The job was finished meanwhile (cancelled, or by another holder or
+    /// an operator): only [`super::Handler::record_late`] saw the attempt.
     Gone,
 }
 
@@ -50,23 +52,36 @@ impl Batch for Attempts {
         let finished = store::finish_many(txn, &finishes).await?;
         let mut outs = vec![Recorded::Gone; batch.len()];
         // The handlers' effects, one call per queue (a lane is in a batch at
-        // most once: it waits for its attempt's record before the next).
-        let mut queues: Vec<(&Arc<Queue>, Vec<usize>)> = Vec::new();
+        // most once: it waits for its attempt's record before the next);
+        // attempts whose jobs were finished meanwhile go to `record_late`.
+        let mut queues: Vec<(&Arc<Queue>, Vec<usize>, Vec<usize>)> = Vec::new();
         for (i, e) in batch.iter().enumerate() {
-            if !finished.contains(&e.job.id) {
-                continue;
-            }
-            match queues.iter_mut().find(|(q, _)| Arc::ptr_eq(q, &e.queue)) {
-                Some((_, idx)) => idx.push(i),
-                None => queues.push((&e.queue, vec![i])),
+            let at = match queues.iter().position(|(q, _, _)| Arc::ptr_eq(q, &e.queue)) {
+                Some(at) => at,
+                None => {
+                    queues.push((&e.queue, Vec::new(), Vec::new()));
+                    queues.len() - 1
+                }
+            };
+            if finished.contains(&e.job.id) {
+                queues[at].1.push(i);
+            } else {
+                queues[at].2.push(i);
             }
         }
-        for (queue, idx) in queues {
-            let attempts: Vec<(&str, &Job, &Outcome)> = idx
-                .iter()
+        let attempts = |idx: &[usize]| -> Vec<(&str, &Job, &Outcome)> {
+            idx.iter()
                 .map(|&i| (batch[i].lane.as_str(), &batch[i].job, &batch[i].outcome))
-                .collect();
-            let next = queue.handler.record_many(txn, &attempts).await?;
+                .collect()
+        };
+        for (queue, idx, late) in queues {
+            if !late.is_empty() {
+                queue.handler.record_late(txn, &attempts(&late)).await?;
+            }
+            if idx.is_empty() {
+                continue;
+            }
+            let next = queue.handler.record_many(txn, &attempts(&idx)).await?;
             if next.len() != idx.len() {
                 return Err(DbErr::Custom(format!(
                     "outbox queue {} answered {} of {} attempts",

@@ -5,13 +5,13 @@
 //! down, handler error) stops it and the supervisor restarts it after a
 //! growing pause; a lane with no more reason to run retires for good.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use std::sync::{Arc, Weak};
 use std::time::Duration;
 
 use actix::prelude::*;
 use chrono::Utc;
-use tokio::sync::Notify;
+use tokio::sync::{Notify, watch};
 
 use super::committer::Recorded;
 use super::{Inner, Next, Queue, forget_lane, store};
@@ -27,6 +27,41 @@ pub(crate) struct LaneCtx {
     /// Cancelled when the lane must stop (lease lost, no reason to run,
     /// server shutting down).
     pub(crate) stop: tokio_util::sync::CancellationToken,
+    /// When the lease runs out unless the sweep renews it (Unix ms).
+    pub(crate) lease: Arc<AtomicI64>,
+    /// Counts the lane as alive until the actor and its last task are gone.
+    pub(crate) _running: Arc<RunGuard>,
+}
+
+/// How many lane actors are alive on this instance.
+#[derive(Clone, Default)]
+pub(crate) struct Running(Arc<watch::Sender<usize>>);
+
+/// One alive lane, counted until dropped.
+pub(crate) struct RunGuard(Arc<watch::Sender<usize>>);
+
+impl Running {
+    pub(crate) fn enter(&self) -> RunGuard {
+        self.0.send_modify(|n| *n += 1);
+        RunGuard(self.0.clone())
+    }
+
+    pub(crate) fn count(&self) -> usize {
+        *self.0.borrow()
+    }
+
+    /// Returns once no lane is alive.
+    pub(crate) async fn idle(&self) {
+        let mut rx = self.0.subscribe();
+        // The sender lives in `self`: waiting cannot fail.
+        let _ = rx.wait_for(|n| *n == 0).await;
+    }
+}
+
+impl Drop for RunGuard {
+    fn drop(&mut self) {
+        self.0.send_modify(|n| *n = n.saturating_sub(1));
+    }
 }
 
 pub struct Lane {
@@ -40,7 +75,8 @@ pub struct Lane {
 
 /// How a lane's run ended.
 enum End {
-    /// Nothing more to do, ever (or the server is stopping).
+    /// Nothing more to do, ever (or the server is stopping, or the lease
+    /// may have passed to another instance).
     Retire,
 }
 
@@ -63,25 +99,45 @@ impl Lane {
         }
     }
 
-    fn retire(&mut self) {
-        self.retired = true;
-        forget_lane(&self.ctx.queue, &self.ctx.lane, Some(self.ctx.id));
-        if let Some(inner) = self.ctx.outbox.upgrade() {
-            let (queue, lane) = (self.ctx.queue_name, self.ctx.lane.clone());
-            let q = self.ctx.queue.clone();
-            tokio::spawn(async move {
-                // A successor on this instance keeps the lease.
-                if q.lanes.lock().contains_key(&lane) {
-                    return;
-                }
-                let released = {
-                    let _turn = inner.writes.enter().await;
-                    store::release(&inner.db, queue, &lane, &inner.instance).await
-                };
-                if let Err(err) = released {
-                    tracing::debug!(error = %err, queue, "outbox: cannot release a lane (its lease will run out)");
-                }
-            });
+    fn retiring(&self) -> Retiring {
+        Retiring {
+            outbox: self.ctx.outbox.clone(),
+            queue: self.ctx.queue.clone(),
+            queue_name: self.ctx.queue_name,
+            lane: self.ctx.lane.clone(),
+            id: self.ctx.id,
+            _running: self.ctx._running.clone(),
+        }
+    }
+}
+
+/// What retiring a lane needs: it is forgotten here and its lease given up.
+struct Retiring {
+    outbox: Weak<Inner>,
+    queue: Arc<Queue>,
+    queue_name: &'static str,
+    lane: String,
+    id: u64,
+    _running: Arc<RunGuard>,
+}
+
+impl Retiring {
+    async fn run(self) {
+        forget_lane(&self.queue, &self.lane, Some(self.id));
+        let Some(inner) = self.outbox.upgrade() else {
+            return;
+        };
+        // A successor on this instance keeps the lease.
+        if self.queue.lanes.lock().contains_key(&self.lane) {
+            return;
+        }
+        let queue = self.queue_name;
+        let released = {
+            let _turn = inner.writes.enter().await;
+            store::release(&inner.db, queue, &self.lane, &inner.instance).await
+        };
+        if let Err(err) = released {
+            tracing::debug!(error = %err, queue, "outbox: cannot release a lane (its lease will run out)");
         }
     }
 }
@@ -95,7 +151,8 @@ impl Actor for Lane {
             return;
         }
         if self.ctx.stop.is_cancelled() {
-            self.retire();
+            self.retired = true;
+            tokio::spawn(self.retiring().run());
             ctx.stop();
             return;
         }
@@ -106,26 +163,42 @@ impl Actor for Lane {
         let delay = self.backoff();
         let run = work(
             inner,
-            self.ctx.queue.clone(),
-            self.ctx.queue_name,
-            self.ctx.lane.clone(),
-            self.ctx.wake.clone(),
-            self.ctx.stop.clone(),
-            self.progress.clone(),
+            Run {
+                queue: self.ctx.queue.clone(),
+                name: self.ctx.queue_name,
+                lane: self.ctx.lane.clone(),
+                wake: self.ctx.wake.clone(),
+                shutdown: self.ctx.stop.clone(),
+                lease: self.ctx.lease.clone(),
+                progress: self.progress.clone(),
+            },
         );
         let stop = self.ctx.stop.clone();
+        let retiring = self.retiring();
+        // The run and, when it retires, the release of its lease are one
+        // task: shutdown waits for both.
         let fut = async move {
             if !delay.is_zero() {
                 tokio::select! {
                     _ = tokio::time::sleep(delay) => {}
-                    _ = stop.cancelled() => return Some(Ok(End::Retire)),
+                    _ = stop.cancelled() => {
+                        retiring.run().await;
+                        return Some(Ok(End::Retire));
+                    }
                 }
             }
-            crate::rt::detached(run).await
+            crate::rt::detached(async move {
+                let end = run.await;
+                if matches!(end, Ok(End::Retire)) {
+                    retiring.run().await;
+                }
+                end
+            })
+            .await
         };
         ctx.spawn(fut.into_actor(self).map(|res, lane, ctx| {
             match res {
-                Some(Ok(End::Retire)) => lane.retire(),
+                Some(Ok(End::Retire)) => lane.retired = true,
                 Some(Err(err)) => {
                     tracing::warn!(error = %err, queue = lane.ctx.queue_name, "outbox: lane failed; restarting it");
                 }
@@ -146,15 +219,27 @@ impl Supervised for Lane {
     }
 }
 
-async fn work(
-    inner: Arc<Inner>,
+/// What one run of a lane works with.
+struct Run {
     queue: Arc<Queue>,
     name: &'static str,
     lane: String,
     wake: Arc<Notify>,
     shutdown: tokio_util::sync::CancellationToken,
+    lease: Arc<AtomicI64>,
     progress: Arc<AtomicBool>,
-) -> anyhow::Result<End> {
+}
+
+async fn work(inner: Arc<Inner>, run: Run) -> anyhow::Result<End> {
+    let Run {
+        queue,
+        name,
+        lane,
+        wake,
+        shutdown,
+        lease,
+        progress,
+    } = run;
     let db = inner.db.clone();
     let writes = inner.writes.clone();
     let committer = inner.committer.clone();
@@ -179,8 +264,18 @@ async fn work(
             continue;
         }
         for job in jobs {
+            // A job is taken only while the lease is known to be live: once
+            // its renewal is overdue, another instance may work the lane.
+            if Utc::now().timestamp_millis() >= lease.load(Ordering::Relaxed) {
+                tracing::warn!(
+                    queue = name,
+                    "outbox: a lane's lease ran out before it was renewed; the lane stops"
+                );
+                return Ok(End::Retire);
+            }
             // An attempt under way finishes even during shutdown (bounded by
-            // the handler's own timeout), so it is recorded.
+            // the handler's own timeout and the shutdown grace), and its
+            // outcome is recorded even if the lease was lost meanwhile.
             let outcome = worker.run(&job).await?;
             match committer
                 .record(queue.clone(), lane.clone(), job, outcome)
@@ -188,7 +283,8 @@ async fn work(
             {
                 Recorded::Next(Next::Continue) => progress.store(true, Ordering::Relaxed),
                 Recorded::Next(Next::Retire) => return Ok(End::Retire),
-                // The job was cancelled meanwhile: what was read is stale.
+                // The job was finished by another meanwhile: what was read
+                // is stale.
                 Recorded::Gone => break,
             }
             if shutdown.is_cancelled() {

@@ -19,6 +19,15 @@
 //! - The **sweep** (at start, then periodically) restores lanes: those with
 //!   due jobs and the handler's standing lanes, renews leases, and prunes
 //!   finished jobs after the queue's retention.
+//! - **Shutdown** ([`Outbox::stop`]): lanes take no new job, finish the
+//!   attempt under way, record it and give their leases up; the process
+//!   waits for that, within a grace.
+//! - **Fencing**: a lane takes a job only while its lease is known to be
+//!   live, but an outcome it learned is recorded even if the lease passed
+//!   to another meanwhile (the job's record is fenced on its state, the
+//!   handler's on its subject's: see [`store::finish_many`] and
+//!   [`Handler::record_late`]), so a slow holder's carrier id or receiver
+//!   answer is never dropped, and never moves anything backwards.
 //!
 //! A crash between an attempt and its record means the attempt runs again
 //! after the restart (at least once); nothing committed is ever lost.
@@ -28,6 +37,7 @@ pub mod lane;
 pub mod store;
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::{Arc, Weak};
 use std::time::Duration;
 
@@ -128,6 +138,19 @@ pub trait Handler: Send + Sync + 'static {
         outcome: &Outcome,
     ) -> Result<Next, DbErr>;
 
+    /// What attempts learned whose jobs were finished meanwhile by another
+    /// (a holder that lost its lease while its attempt ran, and whose job
+    /// the new holder or an operator finished); the jobs stay as they are.
+    /// Whatever is written must be fenced on its subject's state, so it
+    /// never moves it backwards. By default nothing.
+    async fn record_late(
+        &self,
+        _txn: &DatabaseTransaction,
+        _attempts: &[(&str, &Job, &Outcome)],
+    ) -> Result<(), DbErr> {
+        Ok(())
+    }
+
     /// [`Handler::record`] for the attempts of several lanes (one each)
     /// recorded in one transaction, answered in the same order; by default
     /// one by one.
@@ -220,7 +243,10 @@ pub(crate) struct Inner {
     /// This process, as a lease owner.
     pub(crate) instance: String,
     pub(crate) queues: HashMap<&'static str, Arc<Queue>>,
+    /// The server's shutdown, or [`Outbox::stop`].
     pub(crate) shutdown: CancellationToken,
+    /// The lane actors alive, so shutdown can wait for them.
+    pub(crate) running: lane::Running,
     pub(crate) committer: committer::Committer,
     arbiter: ArbiterHandle,
 }
@@ -231,6 +257,15 @@ pub(crate) struct Queue {
     lanes: parking_lot::Mutex<HashMap<String, LiveLane>>,
 }
 
+impl Queue {
+    pub(crate) fn new(handler: Arc<dyn Handler>) -> Self {
+        Queue {
+            handler,
+            lanes: Default::default(),
+        }
+    }
+}
+
 struct LiveLane {
     /// Tells this actor from a later one of the same lane.
     id: u64,
@@ -238,6 +273,8 @@ struct LiveLane {
     wake: Arc<Notify>,
     /// Ends the lane's run (it lost its lease or its reason to run).
     stop: CancellationToken,
+    /// When the lease runs out unless renewed (Unix milliseconds).
+    lease: Arc<AtomicI64>,
 }
 
 impl Outbox {
@@ -251,19 +288,13 @@ impl Outbox {
         handlers: Vec<Arc<dyn Handler>>,
         shutdown: CancellationToken,
     ) -> Self {
+        // Its own token, so the outbox can be stopped alone.
+        let shutdown = shutdown.child_token();
         let arbiter = Arbiter::new().handle();
         let committer = committer::Committer::start(db.clone(), writes.clone());
         let queues = handlers
             .into_iter()
-            .map(|h| {
-                (
-                    h.queue(),
-                    Arc::new(Queue {
-                        handler: h,
-                        lanes: Default::default(),
-                    }),
-                )
-            })
+            .map(|h| (h.queue(), Arc::new(Queue::new(h))))
             .collect();
         let inner = Arc::new(Inner {
             db,
@@ -272,6 +303,7 @@ impl Outbox {
             instance: format!("{}-outbox", bus.instance_id()),
             queues,
             shutdown: shutdown.clone(),
+            running: lane::Running::default(),
             committer,
             arbiter: arbiter.clone(),
         });
@@ -318,6 +350,19 @@ impl Outbox {
     pub fn instance(&self) -> &str {
         &self.inner.instance
     }
+
+    /// Stops the outbox (the server's shutdown does too) and waits at most
+    /// `grace` for its lanes: each takes no new job, finishes the attempt
+    /// under way, records it and gives its lease up. Returns how many lanes
+    /// were still busy when the grace ran out (their attempts run again, or
+    /// are held, after the next start).
+    pub async fn stop(&self, grace: Duration) -> usize {
+        self.inner.shutdown.cancel();
+        match tokio::time::timeout(grace, self.inner.running.idle()).await {
+            Ok(()) => 0,
+            Err(_) => self.inner.running.count(),
+        }
+    }
 }
 
 /// Wakes the lane if this instance works it; otherwise tries to take it
@@ -351,6 +396,7 @@ pub(crate) async fn ensure_lane(inner: &Arc<Inner>, queue: &str, lane: &str) -> 
     }
     let wake = Arc::new(Notify::new());
     let stop = inner.shutdown.child_token();
+    let lease = Arc::new(AtomicI64::new(until.timestamp_millis()));
     static NEXT_ID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
     let id = NEXT_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let ctx = lane::LaneCtx {
@@ -361,6 +407,8 @@ pub(crate) async fn ensure_lane(inner: &Arc<Inner>, queue: &str, lane: &str) -> 
         lane: lane.to_string(),
         wake: wake.clone(),
         stop: stop.clone(),
+        lease: lease.clone(),
+        _running: Arc::new(inner.running.enter()),
     };
     let addr = Supervisor::start_in_arbiter(&inner.arbiter, move |_| lane::Lane::new(ctx));
     lanes.insert(
@@ -370,6 +418,7 @@ pub(crate) async fn ensure_lane(inner: &Arc<Inner>, queue: &str, lane: &str) -> 
             _addr: addr,
             wake,
             stop,
+            lease,
         },
     );
     Ok(())
@@ -431,25 +480,71 @@ impl BusSink for Sink {
 }
 
 /// Restores lanes at start and then periodically: renews this instance's
-/// leases (stopping lanes whose lease was lost), takes lanes with due jobs
-/// and standing lanes nobody works, and prunes finished jobs.
+/// leases (stopping lanes whose lease was lost), then takes lanes with due
+/// jobs and standing lanes nobody works, and prunes finished jobs. Once
+/// the outbox stops, it only renews the leases of lanes still finishing an
+/// attempt, until none is left.
 async fn sweep(weak: Weak<Inner>, shutdown: CancellationToken) {
     let mut round: u64 = 0;
     loop {
         let Some(inner) = weak.upgrade() else { return };
         let every = inner.tuning.sweep;
+        let stopping = shutdown.is_cancelled();
+        // Every queue's leases first, so a slow sweep of one queue does not
+        // let another's run out.
         for (name, q) in &inner.queues {
-            if let Err(err) = sweep_queue(&inner, name, q, round).await {
-                tracing::warn!(error = %err, queue = name, "outbox: sweep failed; retrying");
+            if let Err(err) = renew(&inner, name, q).await {
+                tracing::warn!(error = %err, queue = name, "outbox: cannot renew leases; retrying");
+            }
+        }
+        if stopping {
+            if inner.running.count() == 0 {
+                return;
+            }
+        } else {
+            for (name, q) in &inner.queues {
+                if let Err(err) = sweep_queue(&inner, name, q, round).await {
+                    tracing::warn!(error = %err, queue = name, "outbox: sweep failed; retrying");
+                }
             }
         }
         drop(inner);
         round += 1;
         tokio::select! {
-            _ = shutdown.cancelled() => return,
+            _ = shutdown.cancelled(), if !stopping => {}
             _ = tokio::time::sleep(every) => {}
         }
     }
+}
+
+/// Renews this instance's leases on its lanes; a lane whose lease was lost
+/// stops (after the attempt under way, which is still recorded).
+async fn renew(inner: &Arc<Inner>, name: &'static str, q: &Arc<Queue>) -> Result<(), DbErr> {
+    let local: Vec<String> = q.lanes.lock().keys().cloned().collect();
+    if local.is_empty() {
+        return Ok(());
+    }
+    let until = Utc::now() + chrono::Duration::from_std(inner.tuning.lease).unwrap_or_default();
+    let held = {
+        let _turn = inner.writes.enter().await;
+        store::renew(&inner.db, name, &inner.instance, &local, until).await?
+    };
+    let held: std::collections::HashSet<String> = held.into_iter().collect();
+    {
+        let lanes = q.lanes.lock();
+        for lane in held.iter().filter_map(|l| lanes.get(l)) {
+            lane.lease
+                .store(until.timestamp_millis(), Ordering::Relaxed);
+        }
+    }
+    for lane in local.iter().filter(|l| !held.contains(*l)) {
+        tracing::warn!(
+            queue = name,
+            "outbox: lost the lease on a lane; another instance works it"
+        );
+        forget_lane(q, lane, None);
+    }
+    Ok(())
 }
 
 async fn sweep_queue(
@@ -458,23 +553,8 @@ async fn sweep_queue(
     q: &Arc<Queue>,
     round: u64,
 ) -> Result<(), DbErr> {
-    let now = Utc::now();
-    let until = now + chrono::Duration::from_std(inner.tuning.lease).unwrap_or_default();
     let local: Vec<String> = q.lanes.lock().keys().cloned().collect();
-    if !local.is_empty() {
-        let held = {
-            let _turn = inner.writes.enter().await;
-            store::renew(&inner.db, name, &inner.instance, &local, until).await?
-        };
-        let held: std::collections::HashSet<String> = held.into_iter().collect();
-        for lane in local.iter().filter(|l| !held.contains(*l)) {
-            tracing::warn!(
-                queue = name,
-                "outbox: lost the lease on a lane; another instance works it"
-            );
-            forget_lane(q, lane, None);
-        }
-    }
+    let now = Utc::now();
     let mut wanted = store::due_lanes(&inner.db, name, now, 10_000).await?;
     wanted.extend(q.handler.standing_lanes(&inner.db).await?);
     wanted.sort();

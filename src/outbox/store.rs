@@ -16,6 +16,8 @@ pub const DONE: &str = "done";
 pub const FAILED: &str = "failed";
 pub const HELD: &str = "held";
 pub const CANCELLED: &str = "cancelled";
+/// States an attempt's outcome may still be recorded on.
+const OPEN: [&str; 2] = [PENDING, HELD];
 
 /// A job to write.
 #[derive(Debug, Clone)]
@@ -98,8 +100,11 @@ pub struct Finish<'a> {
     pub available_at: Option<DateTime<Utc>>,
 }
 
-/// Records an attempt on a still-pending job; false when the job is no
-/// longer pending (cancelled or deleted meanwhile), so nothing is recorded.
+/// Records an attempt on a job whose outcome is still open: pending, or
+/// held (unknown) by a holder that found the attempt under way when it
+/// took the lane over; the attempt's own outcome supersedes that. False
+/// when the job was finished meanwhile (done, failed, cancelled, deleted):
+/// a late outcome never overwrites a settled one.
 pub async fn finish(conn: &impl ConnectionTrait, id: i64, f: &Finish<'_>) -> Result<bool, DbErr> {
     let now = Utc::now();
     let mut q = job::Entity::update_many()
@@ -119,15 +124,15 @@ pub async fn finish(conn: &impl ConnectionTrait, id: i64, f: &Finish<'_>) -> Res
     }
     let res = q
         .filter(job::Column::Id.eq(id))
-        .filter(job::Column::State.eq(PENDING))
+        .filter(job::Column::State.is_in(OPEN))
         .exec(conn)
         .await?;
     Ok(res.rows_affected == 1)
 }
 
-/// [`finish`] for several jobs in one statement: each still-pending job of
-/// `jobs` gets its own [`Finish`]; returns the ids that were recorded (a job
-/// no longer pending is left as it is and missing from the answer).
+/// [`finish`] for several jobs in one statement: each open job of `jobs`
+/// gets its own [`Finish`]; returns the ids that were recorded (a job
+/// finished meanwhile is left as it is and missing from the answer).
 pub async fn finish_many(
     conn: &impl ConnectionTrait,
     jobs: &[(i64, Finish<'_>)],
@@ -179,7 +184,7 @@ pub async fn finish_many(
     }
     let mut stmt = q
         .filter(job::Column::Id.is_in(jobs.iter().map(|(id, _)| *id)))
-        .filter(job::Column::State.eq(PENDING))
+        .filter(job::Column::State.is_in(OPEN))
         .into_query();
     stmt.returning_col(job::Column::Id);
     conn.query_all(&stmt)
@@ -502,6 +507,37 @@ mod tests {
             later.timestamp_millis()
         );
         assert!(finish_many(&db, &[]).await.unwrap().is_empty());
+    }
+
+    #[tokio::test]
+    async fn an_outcome_supersedes_a_hold_but_never_a_settled_job() {
+        let (db, _dir) = database().await;
+        enqueue(&db, &jobs("a", 1)).await.unwrap();
+        let id = all(&db).await[0].id;
+        let end = |state| Finish {
+            state,
+            result: Some(state.to_string()),
+            available_at: None,
+        };
+        // Held by a holder that took the lane over mid-attempt...
+        assert!(finish(&db, id, &end(HELD)).await.unwrap());
+        // ...then settled by the attempt's own outcome...
+        assert_eq!(
+            finish_many(&db, &[(id, end(DONE))]).await.unwrap(),
+            [id].into_iter().collect()
+        );
+        // ...which nothing late undoes.
+        for late in [HELD, FAILED, PENDING] {
+            assert!(!finish(&db, id, &end(late)).await.unwrap());
+            assert!(
+                finish_many(&db, &[(id, end(late))])
+                    .await
+                    .unwrap()
+                    .is_empty()
+            );
+        }
+        let job = &all(&db).await[0];
+        assert_eq!((job.state.as_str(), job.attempts), (DONE, 2));
     }
 
     #[tokio::test]

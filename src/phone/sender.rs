@@ -9,6 +9,11 @@
 //! `submitting` (the sender died between the claim and the record) has an
 //! unknown outcome and is held, never re-sent (rule 10). The outbox alone
 //! is at-least-once; this claim makes sending at-most-once.
+//!
+//! A sender that lost its lease mid-submit (the new holder found the
+//! message `submitting` and held it) still records what the carrier said:
+//! the carrier id, and a status that only moves forward, so the held
+//! message is settled and its delivery reports match.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -246,33 +251,20 @@ impl Handler for Sender {
         txn: &DatabaseTransaction,
         attempts: &[(&str, &Job, &Outcome)],
     ) -> Result<Vec<Next>, DbErr> {
-        let mut updates: Vec<Recorded> = Vec::with_capacity(attempts.len());
-        for (_, job, outcome) in attempts {
-            let Some(id) = message_id(job) else { continue };
-            let (status, result) = match outcome {
-                Outcome::Done(r) => ("submitted", r),
-                Outcome::Failed(r) => ("failed", r),
-                Outcome::Held(r) => ("held", r),
-                Outcome::Retry { result, .. } => ("pending", result),
-                Outcome::Skipped(_) => continue,
-            };
-            let report = match (outcome, result["report"].as_str()) {
-                (Outcome::Done(_), Some("delivered")) => Some("delivered"),
-                (Outcome::Done(_), Some("failed")) => Some("failed"),
-                (Outcome::Done(_), Some("read")) => Some("read"),
-                _ => None,
-            };
-            updates.push(Recorded {
-                id,
-                status,
-                report,
-                carrier_id: result["carrierId"].as_str().map(String::from),
-                error: result["error"].as_str().map(String::from),
-            });
-        }
-        refuse_unrecorded_reports(txn, &mut updates).await?;
-        update_messages(txn, &updates).await?;
+        record_messages(txn, attempts).await?;
         Ok(vec![Next::Continue; attempts.len()])
+    }
+
+    /// A submission's outcome learned after its job was settled (the
+    /// sender lost its lease mid-submit and an operator resolved the held
+    /// message, or the line's jobs were cancelled): the same fenced update,
+    /// so the carrier id is kept and reports can be matched.
+    async fn record_late(
+        &self,
+        txn: &DatabaseTransaction,
+        attempts: &[(&str, &Job, &Outcome)],
+    ) -> Result<(), DbErr> {
+        record_messages(txn, attempts).await
     }
 
     fn retention(&self) -> Duration {
@@ -291,10 +283,54 @@ impl Handler for Sender {
     }
 }
 
+/// Records attempts on their messages, fenced: a message's status only
+/// moves forward from the states the outcome can follow, so an outcome
+/// learned late (by a sender that lost its lease mid-submit) never undoes
+/// a newer one, and the carrier id the carrier gave is always kept.
+async fn record_messages(
+    txn: &DatabaseTransaction,
+    attempts: &[(&str, &Job, &Outcome)],
+) -> Result<(), DbErr> {
+    let mut updates: Vec<Recorded> = Vec::with_capacity(attempts.len());
+    for (_, job, outcome) in attempts {
+        let Some(id) = message_id(job) else { continue };
+        let (status, from, result): (_, &'static [&'static str], _) = match outcome {
+            // The carrier's answer settles what a new holder could only
+            // hold as unknown.
+            Outcome::Done(r) => ("submitted", &["submitting", "held"], r),
+            // Also a message never claimed (its recipient opted out).
+            Outcome::Failed(r) => ("failed", &["pending", "submitting", "held"], r),
+            // Only the claim's own state: never over a known outcome.
+            Outcome::Held(r) => ("held", &["submitting"], r),
+            // Nothing reached the carrier: safe to send again.
+            Outcome::Retry { result, .. } => ("pending", &["submitting", "held"], result),
+            Outcome::Skipped(_) => continue,
+        };
+        let report = match (outcome, result["report"].as_str()) {
+            (Outcome::Done(_), Some("delivered")) => Some("delivered"),
+            (Outcome::Done(_), Some("failed")) => Some("failed"),
+            (Outcome::Done(_), Some("read")) => Some("read"),
+            _ => None,
+        };
+        updates.push(Recorded {
+            id,
+            status,
+            from,
+            report,
+            carrier_id: result["carrierId"].as_str().map(String::from),
+            error: result["error"].as_str().map(String::from),
+        });
+    }
+    refuse_unrecorded_reports(txn, &mut updates).await?;
+    update_messages(txn, &updates).await
+}
+
 /// One message's recorded attempt.
 struct Recorded {
     id: i64,
     status: &'static str,
+    /// The statuses `status` may follow.
+    from: &'static [&'static str],
     /// The report that came with the carrier's acceptance, if any.
     report: Option<&'static str>,
     carrier_id: Option<String>,
@@ -342,34 +378,40 @@ async fn refuse_unrecorded_reports(
     Ok(())
 }
 
-/// One statement for the whole batch.
+/// One statement for the whole batch: each message's status and error
+/// change only from the statuses its outcome may follow; a carrier id is
+/// set where none is recorded yet.
 async fn update_messages(txn: &DatabaseTransaction, updates: &[Recorded]) -> Result<(), DbErr> {
     use sea_orm::sea_query::{CaseStatement, ExprTrait};
     if updates.is_empty() {
         return Ok(());
     }
-    let is = |id: i64| Expr::col((phone_message::Entity, phone_message::Column::Id)).eq(id);
+    let col = |c: phone_message::Column| Expr::col((phone_message::Entity, c));
+    let is = |id: i64| col(phone_message::Column::Id).eq(id);
     let (mut status, mut carrier, mut error) = (
         CaseStatement::new(),
-        CaseStatement::new(),
+        None::<CaseStatement>,
         CaseStatement::new(),
     );
     for u in updates {
-        status = status.case(is(u.id), Expr::value(u.report.unwrap_or(u.status)));
-        carrier = carrier.case(is(u.id), Expr::value(u.carrier_id.clone()));
-        error = error.case(is(u.id), Expr::value(u.error.clone()));
+        let follows =
+            || is(u.id).and(col(phone_message::Column::Status).is_in(u.from.iter().copied()));
+        status = status.case(follows(), Expr::value(u.report.unwrap_or(u.status)));
+        error = error.case(follows(), Expr::value(u.error.clone()));
+        if let Some(id) = &u.carrier_id {
+            let unset = is(u.id).and(col(phone_message::Column::CarrierMessageId).is_null());
+            carrier = Some(
+                carrier
+                    .unwrap_or_default()
+                    .case(unset, Expr::value(id.clone())),
+            );
+        }
     }
-    phone_message::Entity::update_many()
+    let mut q = phone_message::Entity::update_many()
         .col_expr(
             phone_message::Column::Status,
             status
                 .finally(Expr::col(phone_message::Column::Status))
-                .into(),
-        )
-        .col_expr(
-            phone_message::Column::CarrierMessageId,
-            carrier
-                .finally(Expr::col(phone_message::Column::CarrierMessageId))
                 .into(),
         )
         .col_expr(
@@ -378,8 +420,16 @@ async fn update_messages(txn: &DatabaseTransaction, updates: &[Recorded]) -> Res
                 .finally(Expr::col(phone_message::Column::Error))
                 .into(),
         )
-        .col_expr(phone_message::Column::UpdatedAt, Expr::value(Utc::now()))
-        .filter(phone_message::Column::Id.is_in(updates.iter().map(|u| u.id)))
+        .col_expr(phone_message::Column::UpdatedAt, Expr::value(Utc::now()));
+    if let Some(carrier) = carrier {
+        q = q.col_expr(
+            phone_message::Column::CarrierMessageId,
+            carrier
+                .finally(Expr::col(phone_message::Column::CarrierMessageId))
+                .into(),
+        );
+    }
+    q.filter(phone_message::Column::Id.is_in(updates.iter().map(|u| u.id)))
         .exec(txn)
         .await?;
     Ok(())
@@ -437,5 +487,220 @@ impl LaneWorker for Worker {
             },
             Submission::Unknown(e) => Outcome::Held(json!({ "error": e })),
         })
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use sea_orm::{ActiveModelTrait, Set};
+    use serde_json::json;
+
+    use super::*;
+    use crate::auth::tenancy::{self, NewAccount, NewLine};
+    use crate::outbox::committer::{Committer, Recorded};
+    use crate::outbox::{NewJob, Queue, store};
+    use crate::phone::carrier::{SimMode, Simulated};
+
+    struct Setup {
+        db: DatabaseConnection,
+        committer: Committer,
+        queue: Arc<Queue>,
+        line: String,
+        _dir: tempfile::TempDir,
+    }
+
+    async fn setup() -> Setup {
+        let dir = tempfile::tempdir().unwrap();
+        let url = format!("sqlite://{}/sender.db?mode=rwc", dir.path().display());
+        let db = crate::db::connect(&url).await.unwrap();
+        crate::db::migrate(&db).await.unwrap();
+        let mut account = NewAccount::named("Acme");
+        account.phone_lines = true;
+        let account = tenancy::create_account(&db, account).await.unwrap();
+        let line = tenancy::provision_line(
+            &db,
+            NewLine {
+                account_id: account,
+                number: "+14155550100".into(),
+                kind: "sms".into(),
+                rcs_agent_verified: false,
+                messaging_profile: None,
+                inactive: false,
+            },
+        )
+        .await
+        .unwrap();
+        let writes = WriteGate::for_db(&db);
+        let sender = Sender::new(
+            Arc::new(Simulated::new(SimMode::Deliver)),
+            db.clone(),
+            writes.clone(),
+        );
+        Setup {
+            committer: Committer::start(db.clone(), writes),
+            queue: Arc::new(Queue::new(Arc::new(sender))),
+            db,
+            line: line.to_string(),
+            _dir: dir,
+        }
+    }
+
+    impl Setup {
+        /// A message claimed for sending (`submitting`) and its job.
+        async fn submitting(&self, text: &str) -> (i64, Job) {
+            let line = phone_line::Entity::find_by_id(self.line.parse::<i64>().unwrap())
+                .one(&self.db)
+                .await
+                .unwrap()
+                .unwrap();
+            let now = Utc::now();
+            let msg = phone_message::ActiveModel {
+                account_id: Set(line.account_id),
+                line_id: Set(line.id),
+                channel: Set("sms".into()),
+                to_number: Set("+14155550124".into()),
+                text: Set(text.into()),
+                request_id: Set(uuid::Uuid::new_v4().to_string()),
+                segments: Set(1),
+                encoding: Set("gsm7".into()),
+                cost_micros: Set(0),
+                status: Set("submitting".into()),
+                created_at: Set(now),
+                updated_at: Set(now),
+                ..Default::default()
+            }
+            .insert(&self.db)
+            .await
+            .unwrap();
+            let payload = serde_json::to_string(&MessageJob { message_id: msg.id }).unwrap();
+            store::enqueue(
+                &self.db,
+                &[NewJob {
+                    queue: QUEUE,
+                    lane: self.line.clone(),
+                    payload: payload.clone(),
+                }],
+            )
+            .await
+            .unwrap();
+            let job = entity::outbox_job::Entity::find()
+                .filter(entity::outbox_job::Column::Payload.eq(payload))
+                .one(&self.db)
+                .await
+                .unwrap()
+                .unwrap();
+            (msg.id, job)
+        }
+
+        async fn record(&self, job: &Job, outcome: Outcome) -> Recorded {
+            self.committer
+                .record(self.queue.clone(), self.line.clone(), job.clone(), outcome)
+                .await
+                .unwrap()
+        }
+
+        /// The message's status and carrier id, and its job's state.
+        async fn state(&self, id: i64, job: &Job) -> (String, Option<String>, String) {
+            let m = phone_message::Entity::find_by_id(id)
+                .one(&self.db)
+                .await
+                .unwrap()
+                .unwrap();
+            let j = entity::outbox_job::Entity::find_by_id(job.id)
+                .one(&self.db)
+                .await
+                .unwrap()
+                .unwrap();
+            (m.status, m.carrier_message_id, j.state)
+        }
+    }
+
+    fn accepted(carrier_id: &str) -> Outcome {
+        Outcome::Done(json!({ "carrierId": carrier_id, "report": null }))
+    }
+
+    fn held() -> Outcome {
+        Outcome::Held(json!({ "error": "an earlier submission was interrupted" }))
+    }
+
+    fn not_sent() -> Outcome {
+        Outcome::Retry {
+            after: Duration::from_secs(5),
+            result: json!({ "error": "connection refused" }),
+        }
+    }
+
+    fn st(status: &str, carrier: Option<&str>, job: &str) -> (String, Option<String>, String) {
+        (status.into(), carrier.map(String::from), job.into())
+    }
+
+    #[tokio::test]
+    async fn a_late_carrier_answer_settles_a_message_the_new_holder_held() {
+        let s = setup().await;
+        let (id, job) = s.submitting("a").await;
+        // The new holder found it mid-submit: held.
+        assert!(matches!(s.record(&job, held()).await, Recorded::Next(_)));
+        assert_eq!(s.state(id, &job).await, st("held", None, "held"));
+        // The old holder's carrier answer arrives: recorded, forward.
+        assert!(matches!(
+            s.record(&job, accepted("c-1")).await,
+            Recorded::Next(_)
+        ));
+        assert_eq!(
+            s.state(id, &job).await,
+            st("submitted", Some("c-1"), "done")
+        );
+        // Its delivery report now matches.
+        let m = phone_message::Entity::find_by_id(id)
+            .one(&s.db)
+            .await
+            .unwrap()
+            .unwrap();
+        assert!(record_report(&s.db, &m, "delivered").await.unwrap());
+        // Stale outcomes after that change nothing.
+        for stale in [held(), not_sent(), accepted("c-other")] {
+            assert_eq!(s.record(&job, stale).await, Recorded::Gone);
+            assert_eq!(
+                s.state(id, &job).await,
+                st("delivered", Some("c-1"), "done")
+            );
+        }
+    }
+
+    #[tokio::test]
+    async fn a_stale_hold_never_undoes_a_recorded_submission() {
+        let s = setup().await;
+        let (id, job) = s.submitting("b").await;
+        s.record(&job, accepted("c-2")).await;
+        assert_eq!(s.record(&job, held()).await, Recorded::Gone);
+        assert_eq!(
+            s.state(id, &job).await,
+            st("submitted", Some("c-2"), "done")
+        );
+
+        // Held by a new holder, then the old one learns nothing reached the
+        // carrier: pending again, to be sent.
+        let (id, job) = s.submitting("c").await;
+        s.record(&job, held()).await;
+        s.record(&job, not_sent()).await;
+        assert_eq!(s.state(id, &job).await, st("pending", None, "pending"));
+    }
+
+    #[tokio::test]
+    async fn a_carrier_id_learned_after_an_operator_resolved_the_message_is_kept() {
+        let s = setup().await;
+        let (id, job) = s.submitting("d").await;
+        s.record(&job, held()).await;
+        crate::phone::admin::resolve_held(&s.db, &id.to_string(), true, None)
+            .await
+            .unwrap();
+        assert_eq!(s.state(id, &job).await, st("submitted", None, "done"));
+        // The job is settled; the carrier id is recorded all the same.
+        assert_eq!(s.record(&job, accepted("c-3")).await, Recorded::Gone);
+        assert_eq!(
+            s.state(id, &job).await,
+            st("submitted", Some("c-3"), "done")
+        );
     }
 }

@@ -1,6 +1,6 @@
 //! A fake carrier speaking Telnyx's v2 messaging wire format on 127.0.0.1
-//! (port 0): records every submission (path, authorization, JSON body) and
-//! answers as told (accept with a message id, refuse with a status and
+//! (port 0): records every submission (path, authorization, JSON body) on
+//! arrival and answers as told (accept with a message id, refuse with a status and
 //! Telnyx's error body, wait first, or never answer); it also signs webhook
 //! events with its own Ed25519 key the way the carrier does.
 #![allow(dead_code)]
@@ -48,10 +48,8 @@ impl Drop for FakeCarrier {
 }
 
 async fn messages(req: HttpRequest, body: web::Bytes, state: web::Data<State>) -> HttpResponse {
-    let delay = state.delay_ms.load(Ordering::SeqCst);
-    if delay > 0 {
-        tokio::time::sleep(std::time::Duration::from_millis(delay)).await;
-    }
+    // Recorded on arrival: a request counts as sent even if its sender
+    // is gone before the answer.
     let parsed: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
     state.requests.lock().push(Request {
         path: req.path().to_string(),
@@ -62,6 +60,10 @@ async fn messages(req: HttpRequest, body: web::Bytes, state: web::Data<State>) -
             .map(String::from),
         body: parsed.clone(),
     });
+    let delay = state.delay_ms.load(Ordering::SeqCst);
+    if delay > 0 {
+        tokio::time::sleep(std::time::Duration::from_millis(delay)).await;
+    }
     if state.hang.load(Ordering::SeqCst) {
         std::future::pending::<()>().await;
     }

@@ -32,6 +32,7 @@ mod rate_limits;
 mod receiver;
 mod rooms;
 mod seller;
+mod shutdown;
 mod storefronts;
 mod stream_access;
 mod targeting;

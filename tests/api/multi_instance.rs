@@ -813,6 +813,133 @@ async fn two_instances_never_send_a_text_twice_and_a_sender_killed_mid_batch_los
     assert!(sent.iter().all(|t| texts.contains(t)));
 }
 
+/// Instance A submits a text to a slow carrier and misses its lease
+/// renewal; B takes the line over, finds the message mid-submit and holds
+/// it. A's answer from the carrier still lands: the hold is settled, the
+/// message submitted with its carrier id (sent once), and its delivery
+/// report matches.
+#[actix_web::test]
+#[ignore = "needs PostgreSQL (AGENTIC_TEST_DATABASE_URL)"]
+async fn a_text_under_way_when_another_instance_takes_its_line_keeps_its_carrier_id() {
+    use agentic_api::auth::tenancy::{self, NewAccount, NewLine};
+    use base64::Engine;
+    use ed25519_dalek::Signer;
+    use sea_orm::EntityTrait;
+
+    use crate::fake_carrier::FakeCarrier;
+
+    require_postgres();
+    let fake = FakeCarrier::start().await;
+    fake.delay(2000);
+    let key = ed25519_dalek::SigningKey::from_bytes(&[9; 32]);
+    let public = base64::engine::general_purpose::STANDARD.encode(key.verifying_key().to_bytes());
+    let (base, public_a) = (fake.base.clone(), public.clone());
+    // A renews far too late for its 1-second lease; B sweeps often.
+    let a = spawn_app_with(move |c| {
+        c.outbox.lease = Duration::from_secs(1);
+        c.outbox.sweep = Duration::from_secs(60);
+        c.carrier_url = Some(base);
+        c.carrier_api_key = "KEY".parse().ok();
+        c.carrier_public_key = public_a.parse().ok();
+    })
+    .await;
+    let mut account = NewAccount::named("Lines");
+    account.phone_lines = true;
+    let t = a.tenant_with(account, "admin", &["platform:write"]).await;
+    let line = tenancy::provision_line(
+        &a.db,
+        NewLine {
+            account_id: t.account_id.clone(),
+            number: "+14155550210".into(),
+            kind: "sms".into(),
+            rcs_agent_verified: false,
+            messaging_profile: None,
+            inactive: false,
+        },
+    )
+    .await
+    .unwrap()
+    .to_string();
+    let res = a
+        .post(
+            "/api/v2/communications/messages",
+            &t.key,
+            &json!({"requestId": uuid::Uuid::new_v4().to_string(), "endpointId": line,
+                "to": "+14155550124", "text": "hello"}),
+        )
+        .await;
+    assert_eq!(res.status, 202, "{}", res.body);
+    let id: i64 = res.data()["message"]["outboxId"]
+        .as_str()
+        .unwrap()
+        .parse()
+        .unwrap();
+    while fake.requests().is_empty() {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    // B starts while A's submission is under way.
+    let base = fake.base.clone();
+    let b = spawn_on(&a.database_url, move |c| {
+        c.outbox.lease = Duration::from_secs(1);
+        c.outbox.sweep = Duration::from_millis(100);
+        c.carrier_url = Some(base);
+        c.carrier_api_key = "KEY".parse().ok();
+        c.carrier_public_key = public.parse().ok();
+    })
+    .await;
+    let message = || async {
+        entity::phone_message::Entity::find_by_id(id)
+            .one(&b.db)
+            .await
+            .unwrap()
+            .unwrap()
+    };
+    let mut seen = Vec::new();
+    for _ in 0..500 {
+        let status = message().await.status;
+        if seen.last() != Some(&status) {
+            seen.push(status.clone());
+        }
+        if status == "submitted" {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    // Held by B (A's own lane is still waiting for the carrier), then
+    // settled by A's answer.
+    assert_eq!(seen, ["submitting", "held", "submitted"]);
+    let carrier_id = message().await.carrier_message_id.unwrap();
+    assert_eq!(carrier_id, "40317f2c-0000-4000-8000-000000000001");
+    assert_eq!(fake.requests().len(), 1, "sent once");
+    let job = entity::outbox_job::Entity::find()
+        .all(&b.db)
+        .await
+        .unwrap()
+        .into_iter()
+        .find(|j| j.queue == "text")
+        .unwrap();
+    assert_eq!(job.state, "done");
+    // A delivery report, to either instance, matches it.
+    let report = json!({"data": {"event_type": "message.finalized", "id": "e1", "record_type": "event",
+        "payload": {"id": carrier_id, "to": [{"phone_number": "+14155550124", "status": "delivered"}]}}});
+    let body = serde_json::to_vec(&report).unwrap();
+    let now = chrono::Utc::now().timestamp();
+    let mut signed = format!("{now}|").into_bytes();
+    signed.extend_from_slice(&body);
+    let sig = base64::engine::general_purpose::STANDARD.encode(key.sign(&signed).to_bytes());
+    let res = a
+        .client
+        .post(b.url("/carrier/events"))
+        .insert_header(("Content-Type", "application/json"))
+        .insert_header(("telnyx-timestamp", now.to_string()))
+        .insert_header(("telnyx-signature-ed25519", sig))
+        .send_body(body)
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 200);
+    assert_eq!(message().await.status, "delivered");
+}
+
 /// A first campaign on one instance and a currency change on another, at
 /// once and many times over: never both. Either the campaign is in the old
 /// currency and the change is refused, or the change landed first and the
