@@ -205,14 +205,14 @@ impl Application {
     /// down gracefully within `AGENTIC_SHUTDOWN_GRACE`: the token ends open
     /// streams first, so in-flight requests can drain, while the outbox's
     /// lanes finish and record their attempts and give their leases up.
-    pub async fn run_until_signal(self) -> std::io::Result<()> {
+    pub async fn run_until_signal(self, signals: Signals) -> std::io::Result<()> {
         let handle = self.server.handle();
         let token = self.state.shutdown.clone();
         let grace = Duration::from_secs(self.state.config.shutdown_grace);
         let outbox = self.state.get::<crate::outbox::Outbox>().ok().cloned();
         let stopping = actix_rt::spawn(async move {
             tokio::select! {
-                _ = wait_for_signal() => tracing::info!("shutdown signal received; draining"),
+                _ = signals.recv() => tracing::info!("shutdown signal received; draining"),
                 _ = token.cancelled() => {}
             }
             token.cancel();
@@ -238,24 +238,43 @@ impl Application {
     }
 }
 
-async fn wait_for_signal() {
+/// SIGTERM and SIGINT, listened for from the moment this is made: make it
+/// before announcing the listener, so a signal sent as soon as the server
+/// says it listens is never lost to the default action (exit by signal).
+pub struct Signals {
     #[cfg(unix)]
-    {
-        use tokio::signal::unix::{SignalKind, signal};
-        match signal(SignalKind::terminate()) {
-            Ok(mut term) => {
-                tokio::select! {
-                    _ = tokio::signal::ctrl_c() => {}
-                    _ = term.recv() => {}
-                }
-            }
-            Err(_) => {
-                let _ = tokio::signal::ctrl_c().await;
-            }
+    term: tokio::signal::unix::Signal,
+    #[cfg(unix)]
+    int: tokio::signal::unix::Signal,
+}
+
+impl Signals {
+    pub fn listen() -> std::io::Result<Signals> {
+        #[cfg(unix)]
+        {
+            use tokio::signal::unix::{SignalKind, signal};
+            Ok(Signals {
+                term: signal(SignalKind::terminate())?,
+                int: signal(SignalKind::interrupt())?,
+            })
+        }
+        #[cfg(not(unix))]
+        {
+            Ok(Signals {})
         }
     }
-    #[cfg(not(unix))]
-    {
-        let _ = tokio::signal::ctrl_c().await;
+
+    async fn recv(mut self) {
+        #[cfg(unix)]
+        {
+            tokio::select! {
+                _ = self.term.recv() => {}
+                _ = self.int.recv() => {}
+            }
+        }
+        #[cfg(not(unix))]
+        {
+            let _ = tokio::signal::ctrl_c().await;
+        }
     }
 }

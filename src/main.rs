@@ -2,6 +2,7 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
+use agentic_api::app::Signals;
 use agentic_api::cli::{Cli, Command};
 use agentic_api::{Application, admin, db, demo, telemetry};
 
@@ -50,11 +51,12 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
                 );
             }
             let app = Application::build_with_db(config, conn).await?;
+            let signals = Signals::listen()?;
             if let Some(addr) = app.metrics_addr() {
                 println!("metrics on http://{addr}/metrics");
             }
             println!("listening on {}", app.state().listen_url());
-            app.run_until_signal().await?;
+            app.run_until_signal(signals).await?;
             tracing::info!("stopped");
         }
     }
