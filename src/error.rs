@@ -1,8 +1,6 @@
 //! The one error type of the HTTP API, mapped once to the spec's envelope
 //! `{data: null, error: {code, message, field?, details?}}`.
 
-use actix_web::http::{StatusCode, header};
-use actix_web::{HttpResponse, ResponseError};
 use serde::Serialize;
 use serde_json::{Value, json};
 use utoipa::ToSchema;
@@ -64,13 +62,13 @@ pub enum ApiError {
     #[error("{0}")]
     UnsupportedMediaType(String),
     #[error("rate limit exceeded")]
-    RateLimited(crate::http::rate_limit::Verdict),
+    RateLimited(RateLimit),
     #[error("{0}")]
     ServiceUnavailable(String),
     /// Any other spec code (e.g. `CURRENCY_MISMATCH`) with its status.
     #[error("{message}")]
     Coded {
-        status: StatusCode,
+        kind: Kind,
         code: &'static str,
         message: String,
         field: Option<String>,
@@ -178,43 +176,35 @@ impl From<sea_orm::DbErr> for ApiError {
     }
 }
 
-impl ResponseError for ApiError {
-    fn status_code(&self) -> StatusCode {
-        match self {
-            ApiError::Validation { .. } | ApiError::BadRequest(_) => StatusCode::BAD_REQUEST,
-            ApiError::Unauthorized(_) => StatusCode::UNAUTHORIZED,
-            ApiError::Forbidden(_) => StatusCode::FORBIDDEN,
-            ApiError::NotFound(_) => StatusCode::NOT_FOUND,
-            ApiError::Conflict { .. } => StatusCode::CONFLICT,
-            ApiError::MethodNotAllowed { .. } => StatusCode::METHOD_NOT_ALLOWED,
-            ApiError::PayloadTooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
-            ApiError::UnsupportedMediaType(_) => StatusCode::UNSUPPORTED_MEDIA_TYPE,
-            ApiError::RateLimited(_) => StatusCode::TOO_MANY_REQUESTS,
-            ApiError::ServiceUnavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
-            ApiError::Coded { status, .. } => *status,
-            ApiError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
-        }
-    }
+/// What kind of failure a spec code (`Coded`) is. Services say what went
+/// wrong; the HTTP edge chooses the status (`crate::http::envelope`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// The request is wrong (400).
+    Invalid,
+    /// What it names does not exist for the caller (404).
+    NotFound,
+    /// Not built yet (501).
+    NotImplemented,
+}
 
-    fn error_response(&self) -> HttpResponse {
-        if let ApiError::Internal(cause) = self {
-            tracing::error!(error = ?cause, "internal error");
-        }
-        let mut res = HttpResponse::build(self.status_code());
-        match self {
-            ApiError::Unauthorized(_) => {
-                res.insert_header((header::WWW_AUTHENTICATE, "Bearer"));
-            }
-            ApiError::MethodNotAllowed { allow } => {
-                res.insert_header((header::ALLOW, allow.join(", ")));
-            }
-            ApiError::RateLimited(v) => {
-                res.insert_header((header::RETRY_AFTER, v.reset_secs.to_string()));
-                v.write_headers(&mut res);
-            }
-            _ => {}
-        }
-        res.json(json!({ "data": null, "error": self.body() }))
+/// A rate limiter's answer: the bucket's size, what is left and when it
+/// refills (the `RateLimit-*` headers; `Retry-After` when limited).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RateLimit {
+    pub limit: u32,
+    pub remaining: u32,
+    /// Seconds until the bucket is full again (or, when limited, until the next request is allowed).
+    pub reset_secs: u64,
+}
+
+impl RateLimit {
+    pub fn header_pairs(&self) -> [(&'static str, String); 3] {
+        [
+            ("ratelimit-limit", self.limit.to_string()),
+            ("ratelimit-remaining", self.remaining.to_string()),
+            ("ratelimit-reset", self.reset_secs.to_string()),
+        ]
     }
 }
 

@@ -1,11 +1,12 @@
 //! Success envelopes: `{data, error: null}` and, on lists, `meta.pagination`.
 
-use actix_web::HttpResponse;
-use actix_web::http::StatusCode;
+use actix_web::http::{StatusCode, header};
+use actix_web::{HttpResponse, ResponseError};
 use serde::Serialize;
+use serde_json::json;
 use utoipa::ToSchema;
 
-use crate::error::Issue;
+use crate::error::{ApiError, Issue, Kind};
 
 #[derive(Serialize, ToSchema)]
 pub struct Envelope<T> {
@@ -80,4 +81,52 @@ pub fn list<T: Serialize>(data: T, pagination: PaginationMeta) -> HttpResponse {
         error: None,
         meta: ListMeta { pagination },
     })
+}
+
+/// The HTTP edge of every domain error: its status (chosen here, from the
+/// error's kind), its headers and the failure envelope.
+impl ResponseError for ApiError {
+    fn status_code(&self) -> StatusCode {
+        match self {
+            ApiError::Validation { .. } | ApiError::BadRequest(_) => StatusCode::BAD_REQUEST,
+            ApiError::Unauthorized(_) => StatusCode::UNAUTHORIZED,
+            ApiError::Forbidden(_) => StatusCode::FORBIDDEN,
+            ApiError::NotFound(_) => StatusCode::NOT_FOUND,
+            ApiError::Conflict { .. } => StatusCode::CONFLICT,
+            ApiError::MethodNotAllowed { .. } => StatusCode::METHOD_NOT_ALLOWED,
+            ApiError::PayloadTooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
+            ApiError::UnsupportedMediaType(_) => StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            ApiError::RateLimited(_) => StatusCode::TOO_MANY_REQUESTS,
+            ApiError::ServiceUnavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
+            ApiError::Coded { kind, .. } => match kind {
+                Kind::Invalid => StatusCode::BAD_REQUEST,
+                Kind::NotFound => StatusCode::NOT_FOUND,
+                Kind::NotImplemented => StatusCode::NOT_IMPLEMENTED,
+            },
+            ApiError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
+        }
+    }
+
+    fn error_response(&self) -> HttpResponse {
+        if let ApiError::Internal(cause) = self {
+            tracing::error!(error = ?cause, "internal error");
+        }
+        let mut res = HttpResponse::build(self.status_code());
+        match self {
+            ApiError::Unauthorized(_) => {
+                res.insert_header((header::WWW_AUTHENTICATE, "Bearer"));
+            }
+            ApiError::MethodNotAllowed { allow } => {
+                res.insert_header((header::ALLOW, allow.join(", ")));
+            }
+            ApiError::RateLimited(v) => {
+                res.insert_header((header::RETRY_AFTER, v.reset_secs.to_string()));
+                for (name, value) in v.header_pairs() {
+                    res.insert_header((name, value));
+                }
+            }
+            _ => {}
+        }
+        res.json(json!({ "data": null, "error": self.body() }))
+    }
 }

@@ -6,7 +6,6 @@ use std::net::IpAddr;
 use std::num::NonZeroU32;
 use std::time::Duration;
 
-use actix_web::HttpResponseBuilder;
 use governor::clock::{Clock, DefaultClock};
 use governor::middleware::StateInformationMiddleware;
 use governor::state::keyed::DefaultKeyedStateStore;
@@ -15,30 +14,8 @@ use governor::{Quota, RateLimiter};
 type Limiter =
     RateLimiter<IpAddr, DefaultKeyedStateStore<IpAddr>, DefaultClock, StateInformationMiddleware>;
 
-/// The outcome of one check, enough to write the headers.
-#[derive(Debug, Clone, Copy)]
-pub struct Verdict {
-    pub limit: u32,
-    pub remaining: u32,
-    /// Seconds until the bucket is full again (or, when limited, until the next request is allowed).
-    pub reset_secs: u64,
-}
-
-impl Verdict {
-    pub fn write_headers(&self, res: &mut HttpResponseBuilder) {
-        for (name, value) in self.header_pairs() {
-            res.insert_header((name, value));
-        }
-    }
-
-    pub fn header_pairs(&self) -> [(&'static str, String); 3] {
-        [
-            ("ratelimit-limit", self.limit.to_string()),
-            ("ratelimit-remaining", self.remaining.to_string()),
-            ("ratelimit-reset", self.reset_secs.to_string()),
-        ]
-    }
-}
+/// A limiter's answer (a plain value, so the error type needs no HTTP).
+pub type Verdict = crate::error::RateLimit;
 
 pub struct Bucket {
     limiter: Limiter,

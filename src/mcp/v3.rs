@@ -273,7 +273,7 @@ fn flags(args: &mut Map<String, Value>) -> Result<Flags, ApiError> {
         Some(Value::String(p)) if p == "draft" => {}
         Some(Value::String(p)) if p == "active" => {
             return Err(ApiError::Coded {
-                status: actix_web::http::StatusCode::NOT_IMPLEMENTED,
+                kind: crate::error::Kind::NotImplemented,
                 code: "NOT_IMPLEMENTED",
                 message: "launching a campaign (desiredPhase active, execute_campaign) arrives with media buys".into(),
                 field: Some("desiredPhase".into()),

@@ -18,7 +18,7 @@ use super::model::{Channel, QueuedMessage, TextMessage};
 use super::sender::{MessageJob, QUEUE};
 use crate::auth::CallerInfo;
 use crate::db::group::{self, Batch, GroupCommit};
-use crate::error::ApiError;
+use crate::error::{ApiError, Kind};
 use crate::ops::Ctx;
 use crate::outbox::{self, Kicks, NewJob};
 
@@ -26,7 +26,7 @@ pub const STATUS_PENDING: &str = "pending";
 
 fn bad(code: &'static str, field: Option<&str>, message: String) -> ApiError {
     ApiError::Coded {
-        status: actix_web::http::StatusCode::BAD_REQUEST,
+        kind: Kind::Invalid,
         code,
         message,
         field: field.map(String::from),
@@ -352,7 +352,7 @@ impl Seen {
         }
         let Some(Some(state)) = self.lines.get(&(account_id.to_string(), msg.line_id)) else {
             return Err(ApiError::Coded {
-                status: actix_web::http::StatusCode::NOT_FOUND,
+                kind: Kind::NotFound,
                 code: "NOT_FOUND",
                 message: "phone line not found".into(),
                 field: Some("endpointId".into()),
@@ -476,7 +476,7 @@ fn refusal(breach: Breach) -> ApiError {
         ),
     };
     ApiError::Coded {
-        status: actix_web::http::StatusCode::BAD_REQUEST,
+        kind: Kind::Invalid,
         code,
         message,
         field: field.map(String::from),

@@ -20,7 +20,7 @@ use super::targeting;
 use crate::auth::CallerInfo;
 use crate::buyer::audit;
 use crate::buyer::{from_json, to_json};
-use crate::error::{ApiError, Issues};
+use crate::error::{ApiError, Issues, Kind};
 use crate::ops::{Ctx, Page, Paged};
 
 /// The wire record; `names` adds the metro names (`fields=geo_metro_names`).
@@ -97,7 +97,7 @@ async fn advertiser_of(
         q = q.lock_exclusive();
     }
     q.one(db).await?.ok_or_else(|| ApiError::Coded {
-        status: actix_web::http::StatusCode::NOT_FOUND,
+        kind: Kind::NotFound,
         code: "NOT_FOUND",
         message: "advertiser not found".into(),
         field: Some("advertiserId".into()),
@@ -107,7 +107,7 @@ async fn advertiser_of(
 
 fn mismatch(sent: &str, currency: &str) -> ApiError {
     ApiError::Coded {
-        status: actix_web::http::StatusCode::BAD_REQUEST,
+        kind: Kind::Invalid,
         code: "CURRENCY_MISMATCH",
         message: format!(
             "budget currency {sent} differs from the advertiser's currency {currency}"
