@@ -14,13 +14,7 @@ use tracing_subscriber::EnvFilter;
 use crate::http::client_ip::client_ip;
 use crate::state::AppState;
 
-/// `AGENTIC_LOG_FORMAT`: human-readable lines, or one JSON object per line.
-#[derive(clap::ValueEnum, Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum LogFormat {
-    #[default]
-    Text,
-    Json,
-}
+pub use crate::config::LogFormat;
 
 pub fn init(filter: &str, format: LogFormat) {
     // Migration chatter is noise on the admin CLI; keep it at warn unless asked.

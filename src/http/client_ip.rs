@@ -8,34 +8,8 @@
 use std::net::{IpAddr, Ipv6Addr, SocketAddr};
 
 use actix_web::http::header::{HeaderMap, HeaderName};
-use ipnet::IpNet;
 
-/// `AGENTIC_TRUSTED_PROXIES`: the networks whose forwarding headers are believed.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct TrustedProxies(pub Vec<IpNet>);
-
-impl TrustedProxies {
-    pub fn contains(&self, ip: &IpAddr) -> bool {
-        self.0.iter().any(|net| net.contains(ip))
-    }
-}
-
-/// A comma-separated list of CIDRs or addresses; empty means none.
-pub fn parse_trusted_proxies(s: &str) -> Result<TrustedProxies, String> {
-    s.split(',')
-        .filter(|entry| !entry.trim().is_empty())
-        .map(parse_trusted)
-        .collect::<Result<_, _>>()
-        .map(TrustedProxies)
-}
-
-/// One entry: a CIDR (`10.0.0.0/8`, `2001:db8::/32`) or a single address.
-pub fn parse_trusted(s: &str) -> Result<IpNet, String> {
-    let s = s.trim();
-    s.parse::<IpNet>()
-        .or_else(|_| s.parse::<IpAddr>().map(IpNet::from))
-        .map_err(|_| format!("`{s}` is neither a CIDR nor an IP address"))
-}
+pub use crate::config::http::{TrustedProxies, parse_trusted, parse_trusted_proxies};
 
 /// The client address behind `peer`, given the trusted proxies.
 pub fn client_ip(trusted: &TrustedProxies, peer: IpAddr, headers: &HeaderMap) -> IpAddr {

@@ -36,82 +36,7 @@ pub const EXPOSED_HEADERS: [&str; 7] = [
 /// How long a browser may cache a preflight answer, in seconds.
 pub const PREFLIGHT_MAX_AGE: usize = 600;
 
-/// The origins allowed cross-origin access: exact, serialized origins
-/// (`https://app.example.com`, `http://127.0.0.1:3000`). Empty means none.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct AllowedOrigins(Vec<String>);
-
-impl AllowedOrigins {
-    pub fn none() -> Self {
-        AllowedOrigins(Vec::new())
-    }
-
-    /// Parses a comma-separated list; blank entries are ignored, so an empty
-    /// value means no cross-origin access.
-    pub fn parse(list: &str) -> Result<Self, String> {
-        let mut origins: Vec<String> = Vec::new();
-        for entry in list.split(',').map(str::trim).filter(|e| !e.is_empty()) {
-            let origin = parse_origin(entry)?;
-            if !origins.contains(&origin) {
-                origins.push(origin);
-            }
-        }
-        Ok(AllowedOrigins(origins))
-    }
-
-    pub fn as_slice(&self) -> &[String] {
-        &self.0
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
-    }
-}
-
-impl std::str::FromStr for AllowedOrigins {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        AllowedOrigins::parse(s)
-    }
-}
-
-/// One origin exactly as a browser sends it in `Origin`: scheme, host and a
-/// non-default port; nothing else. Anything that could never match is refused.
-fn parse_origin(entry: &str) -> Result<String, String> {
-    let bad = |why: &str| {
-        Err(format!(
-            "invalid CORS origin '{entry}': {why} (expected e.g. https://app.example.com)"
-        ))
-    };
-    if entry == "*" {
-        return bad("wildcards are not supported; list each origin");
-    }
-    let Ok(url) = url::Url::parse(entry) else {
-        return bad("not an absolute URL");
-    };
-    if url.scheme() != "https" && url.scheme() != "http" {
-        return bad("the scheme must be http or https");
-    }
-    if url.host().is_none() {
-        return bad("a host is required");
-    }
-    if !url.username().is_empty() || url.password().is_some() {
-        return bad("credentials are not part of an origin");
-    }
-    if url.query().is_some() || url.fragment().is_some() {
-        return bad("a query or fragment is not part of an origin");
-    }
-    let origin = url.origin().ascii_serialization();
-    if origin != entry {
-        if url.path() != "/" || entry.ends_with('/') {
-            return bad("a path (even '/') is not part of an origin");
-        }
-        return bad(&format!(
-            "browsers send it as '{origin}' (lowercase, default port omitted)"
-        ));
-    }
-    Ok(origin)
-}
+pub use crate::config::http::AllowedOrigins;
 
 /// The CORS middleware for these origins.
 pub fn cors(origins: &AllowedOrigins) -> Cors {
@@ -147,6 +72,7 @@ pub async fn only_for_allowed_origins(
     }
     Ok(res)
 }
+
 
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::expect_used)]

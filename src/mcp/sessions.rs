@@ -40,8 +40,8 @@ use entity::mcp_session;
 use crate::auth::CallerInfo;
 use crate::error::ApiError;
 
-/// How long a session lives after its last request.
-pub const DEFAULT_TTL: Duration = Duration::from_secs(24 * 3600);
+/// How long an idle session is kept.
+pub const DEFAULT_TTL: Duration = crate::config::MCP_SESSION_TTL;
 
 /// Who may use a session: the user, in their account, whose credential
 /// opened it (any of that user's credentials, such as a refreshed access

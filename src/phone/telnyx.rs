@@ -20,26 +20,7 @@ use crate::net::{NetError, Outbound, may_have_arrived, read_body};
 /// Largest carrier answer read (they are a few KiB).
 const MAX_ANSWER: usize = 256 * 1024;
 
-/// The carrier API key (`AGENTIC_CARRIER_API_KEY`); never printed.
-#[derive(Clone)]
-pub struct ApiKey(String);
-
-impl std::fmt::Debug for ApiKey {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("ApiKey(..)")
-    }
-}
-
-impl std::str::FromStr for ApiKey {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        let s = s.trim();
-        if s.is_empty() || s.chars().any(|c| c.is_control() || c == ' ') {
-            return Err("the carrier API key must be one word of printable characters".into());
-        }
-        Ok(ApiKey(s.to_string()))
-    }
-}
+pub use crate::config::phone::ApiKey;
 
 pub struct Telnyx {
     outbound: Outbound,

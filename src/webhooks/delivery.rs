@@ -40,23 +40,7 @@ pub const EVENT_TYPE_HEADER: &str = "X-Webhook-Event";
 /// Largest part of a receiver's answer that is read (and then ignored).
 const MAX_ANSWER: usize = 64 * 1024;
 
-/// Settings of delivery.
-#[derive(Debug, Clone)]
-pub struct DeliveryTuning {
-    /// One attempt, from connecting to the end of the answer.
-    pub timeout: Duration,
-    /// Attempts are listed this long, then pruned.
-    pub retention: Duration,
-}
-
-impl Default for DeliveryTuning {
-    fn default() -> Self {
-        DeliveryTuning {
-            timeout: Duration::from_secs(10),
-            retention: Duration::from_secs(7 * 24 * 3600),
-        }
-    }
-}
+pub use crate::config::webhooks::DeliveryTuning;
 
 /// What the log says of one attempt (stored as the job's result).
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]

@@ -19,37 +19,11 @@ const AES_GCM: &str = "aesgcm1:";
 const NONCE_LEN: usize = 12;
 const TAG_LEN: usize = 16;
 
-/// The operator's key (`AGENTIC_WEBHOOK_SECRET_KEY`, 64 hex characters).
-/// Its `Debug` never shows it.
-#[derive(Clone, PartialEq, Eq)]
-pub struct SecretKey([u8; 32]);
-
-impl std::fmt::Debug for SecretKey {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("SecretKey(<redacted>)")
-    }
-}
-
-/// Why a key was refused. The message never repeats the value.
-pub const KEY_FORMAT: &str = "AGENTIC_WEBHOOK_SECRET_KEY (--webhook-secret-key) must be exactly 64 hexadecimal characters (a 32-byte AES-256 key, e.g. from `openssl rand -hex 32`); the value given is not shown";
+pub use crate::config::webhooks::{KEY_FORMAT, SecretKey};
 
 impl SecretKey {
-    pub fn from_hex(s: &str) -> Result<Self, &'static str> {
-        let s = s.trim();
-        if s.len() != 64 {
-            return Err(KEY_FORMAT);
-        }
-        let mut key = [0u8; 32];
-        hex::decode_to_slice(s, &mut key).map_err(|_| KEY_FORMAT)?;
-        Ok(SecretKey(key))
-    }
-
-    pub fn from_bytes(key: [u8; 32]) -> Self {
-        SecretKey(key)
-    }
-
     fn cipher(&self) -> Aes256Gcm {
-        Aes256Gcm::new(&Key::<Aes256Gcm>::from(self.0))
+        Aes256Gcm::new(&Key::<Aes256Gcm>::from(*self.bytes()))
     }
 }
 

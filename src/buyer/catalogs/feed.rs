@@ -11,25 +11,7 @@ use super::model::{self, Checked, FeedError};
 use crate::net::{NetError, Outbound, OutboundOptions};
 use crate::types::UrlPolicy;
 
-/// Bounds of one feed fetch: 30 s and 10 MiB unless the operator sets
-/// `AGENTIC_CATALOG_FEED_TIMEOUT` or `AGENTIC_CATALOG_FEED_MAX_MB` (tests
-/// shorten them further).
-#[derive(Debug, Clone)]
-pub struct FeedTuning {
-    /// From connecting to the last byte of the body.
-    pub timeout: Duration,
-    /// Largest feed body accepted.
-    pub max_bytes: usize,
-}
-
-impl Default for FeedTuning {
-    fn default() -> Self {
-        FeedTuning {
-            timeout: Duration::from_secs(30),
-            max_bytes: 10 * 1024 * 1024,
-        }
-    }
-}
+pub use crate::config::catalogs::FeedTuning;
 
 /// The catalogs' handle: their outbound client and its bounds.
 #[derive(Clone, Debug)]

@@ -3,7 +3,13 @@
 
 use clap::{ArgAction, Args};
 
-use crate::http::cors::AllowedOrigins;
+pub mod catalogs;
+pub mod http;
+pub mod oauth;
+pub mod phone;
+pub mod webhooks;
+
+use self::http::AllowedOrigins;
 use crate::types::UrlPolicy;
 
 #[derive(Args, Debug, Clone)]
@@ -48,8 +54,8 @@ pub struct Config {
     /// Comma-separated CIDRs or addresses of load balancers whose `Forwarded` /
     /// `X-Forwarded-For` headers name the client (for rate limits); none by default.
     #[arg(long, env = "AGENTIC_TRUSTED_PROXIES", default_value = "",
-          value_parser = crate::http::client_ip::parse_trusted_proxies, global = true)]
-    pub trusted_proxies: crate::http::client_ip::TrustedProxies,
+          value_parser = self::http::parse_trusted_proxies, global = true)]
+    pub trusted_proxies: self::http::TrustedProxies,
 
     /// Base URL of the carrier's HTTP API; unset means the built-in simulated carrier.
     #[arg(long, env = "AGENTIC_CARRIER_URL", global = true)]
@@ -62,13 +68,13 @@ pub struct Config {
         hide_env_values = true,
         global = true
     )]
-    pub carrier_api_key: Option<crate::phone::telnyx::ApiKey>,
+    pub carrier_api_key: Option<self::phone::ApiKey>,
 
     /// The carrier's webhook public key (base64 Ed25519, from its portal):
     /// inbound messages and delivery reports signed with it are accepted;
     /// unset, carrier webhooks are refused.
     #[arg(long, env = "AGENTIC_CARRIER_PUBLIC_KEY", global = true)]
-    pub carrier_public_key: Option<crate::phone::signature::CarrierKey>,
+    pub carrier_public_key: Option<self::phone::CarrierKey>,
 
     /// Origins allowed cross-origin (CORS) access, comma-separated exact
     /// origins such as `https://app.example.com`; empty means none.
@@ -101,7 +107,7 @@ pub struct Config {
         default_value_t,
         global = true
     )]
-    pub log_format: crate::telemetry::LogFormat,
+    pub log_format: LogFormat,
 
     /// Record Prometheus metrics and serve them on `AGENTIC_METRICS_BIND`.
     #[arg(long, env = "AGENTIC_METRICS", default_value_t = true, action = ArgAction::Set,
@@ -123,7 +129,7 @@ pub struct Config {
     /// beside the database; on PostgreSQL, stored as given (with a warning).
     #[arg(long, env = "AGENTIC_WEBHOOK_SECRET_KEY", hide_env_values = true,
           value_parser = WebhookKeyParser, global = true)]
-    pub webhook_secret_key: Option<crate::webhooks::secret::SecretKey>,
+    pub webhook_secret_key: Option<self::webhooks::SecretKey>,
 
     /// Room stream tuning; not part of the operator contract (tests shorten it).
     /// Seconds an instance's claim on shared work (a discovery session it
@@ -171,7 +177,7 @@ pub struct Config {
 
     /// Webhook delivery (the variables above override its defaults).
     #[arg(skip)]
-    pub webhook_delivery: crate::webhooks::delivery::DeliveryTuning,
+    pub webhook_delivery: self::webhooks::DeliveryTuning,
 
     /// How often the PostgreSQL bus listener proves itself alive (tests
     /// shorten it); three missed beats reconnect it.
@@ -182,17 +188,17 @@ pub struct Config {
     pub stream_token_ttl: std::time::Duration,
     /// How long an MCP session lives after its last request; not part of
     /// the operator contract (tests shorten it).
-    #[arg(skip = crate::mcp::sessions::DEFAULT_TTL)]
+    #[arg(skip = MCP_SESSION_TTL)]
     pub mcp_session_ttl: std::time::Duration,
     /// Lifetimes of OAuth codes, tokens and authorizations in progress;
     /// not part of the operator contract (tests shorten them).
     #[arg(skip)]
-    pub oauth: crate::auth::oauth::OAuthTuning,
+    pub oauth: self::oauth::OAuthTuning,
     /// Bounds of catalog feed fetches (tests shorten them below what
     /// `AGENTIC_CATALOG_FEED_TIMEOUT` and `AGENTIC_CATALOG_FEED_MAX_MB`
     /// allow; those override them).
     #[arg(skip)]
-    pub catalog_feeds: crate::buyer::catalogs::feed::FeedTuning,
+    pub catalog_feeds: self::catalogs::FeedTuning,
     /// Multiplies the built-in demo sellers' answer delays; not part of the
     /// operator contract (tests set 0).
     #[arg(skip = 1.0)]
@@ -206,7 +212,7 @@ pub struct Config {
 pub struct WebhookKeyParser;
 
 impl clap::builder::TypedValueParser for WebhookKeyParser {
-    type Value = crate::webhooks::secret::SecretKey;
+    type Value = self::webhooks::SecretKey;
 
     fn parse_ref(
         &self,
@@ -216,13 +222,24 @@ impl clap::builder::TypedValueParser for WebhookKeyParser {
     ) -> Result<Self::Value, clap::Error> {
         value
             .to_str()
-            .ok_or(crate::webhooks::secret::KEY_FORMAT)
-            .and_then(crate::webhooks::secret::SecretKey::from_hex)
+            .ok_or(self::webhooks::KEY_FORMAT)
+            .and_then(self::webhooks::SecretKey::from_hex)
             .map_err(|m| clap::Error::raw(clap::error::ErrorKind::InvalidValue, format!("{m}\n")))
     }
 }
 
 /// Stream tokens (for `EventSource`, which cannot send headers) live this long.
+/// `AGENTIC_LOG_FORMAT`: human-readable lines, or one JSON object per line.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum LogFormat {
+    #[default]
+    Text,
+    Json,
+}
+
+/// How long an idle MCP session is kept.
+pub const MCP_SESSION_TTL: std::time::Duration = std::time::Duration::from_secs(24 * 3600);
+
 pub const DEFAULT_STREAM_TOKEN_TTL: std::time::Duration = std::time::Duration::from_secs(300);
 
 /// Timings and bounds of conversation rooms and their streams.
@@ -333,7 +350,7 @@ impl Config {
             discovery: DiscoveryTuning::default(),
             bus_heartbeat: crate::bus::DEFAULT_HEARTBEAT,
             stream_token_ttl: DEFAULT_STREAM_TOKEN_TTL,
-            mcp_session_ttl: crate::mcp::sessions::DEFAULT_TTL,
+            mcp_session_ttl: MCP_SESSION_TTL,
             demo_seller_delay_scale: 1.0,
             webhook_secret_key: None,
             webhook_timeout: None,
