@@ -86,7 +86,12 @@ impl Application {
         let doc = web::Data::new(OpenApiJson(serde_json::to_vec(&doc)?));
         let data = web::Data::new(state.clone());
         let mcp = web::Data::new(crate::mcp::Endpoints::new(&state));
-        let metrics = crate::metrics::serve(&state)?;
+        let metrics = crate::metrics::serve(
+            state.config.metrics,
+            &state.config.metrics_bind,
+            &state.db,
+            &state.shutdown,
+        )?;
         let metrics_on = metrics.is_some();
 
         state.bus.start_listener(state.shutdown.clone());

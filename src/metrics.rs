@@ -21,7 +21,6 @@ use metrics::{counter, describe_counter, describe_gauge, describe_histogram, gau
 use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle};
 use sea_orm::{DatabaseBackend, DatabaseConnection};
 
-use crate::state::AppState;
 
 pub const HTTP_REQUESTS: &str = "agentic_http_requests_total";
 pub const HTTP_DURATION: &str = "agentic_http_request_duration_seconds";
@@ -217,9 +216,14 @@ async fn scrape(db: web::Data<DatabaseConnection>) -> HttpResponse {
 /// free port): `GET /metrics` and nothing else, until the app's shutdown
 /// token is cancelled. `None` when metrics are off (`AGENTIC_METRICS=false`
 /// or an empty bind) or another recorder owns the process.
-pub fn serve(state: &AppState) -> anyhow::Result<Option<SocketAddr>> {
-    let bind = state.config.metrics_bind.trim();
-    if !state.config.metrics || bind.is_empty() || install().is_none() {
+pub fn serve(
+    enabled: bool,
+    bind: &str,
+    db: &DatabaseConnection,
+    shutdown: &tokio_util::sync::CancellationToken,
+) -> anyhow::Result<Option<SocketAddr>> {
+    let bind = bind.trim();
+    if !enabled || bind.is_empty() || install().is_none() {
         return Ok(None);
     }
     let listener = TcpListener::bind(bind).with_context(|| {
@@ -228,7 +232,7 @@ pub fn serve(state: &AppState) -> anyhow::Result<Option<SocketAddr>> {
         )
     })?;
     let addr = listener.local_addr()?;
-    let db = web::Data::new(state.db.clone());
+    let db = web::Data::new(db.clone());
     let server = HttpServer::new(move || {
         App::new()
             .app_data(db.clone())
@@ -240,7 +244,7 @@ pub fn serve(state: &AppState) -> anyhow::Result<Option<SocketAddr>> {
     .shutdown_timeout(1)
     .run();
     let handle = server.handle();
-    let shutdown = state.shutdown.clone();
+    let shutdown = shutdown.clone();
     actix_rt::spawn(server);
     actix_rt::spawn(async move {
         shutdown.cancelled().await;

@@ -72,10 +72,10 @@ impl AppState {
             queues,
             shutdown.clone(),
         ));
-        let limits = Arc::new(RateLimits::new(
-            config.rate_limit_per_minute,
-            config.auth_rate_limit,
-        ));
+        let limits = Arc::new(
+            RateLimits::new(config.rate_limit_per_minute, config.auth_rate_limit)
+                .self_limited(crate::phone::inbound::PATH),
+        );
         let ctx = Ctx::new(db, bus, config, shutdown, writes, handles);
         AppState {
             ctx,

@@ -76,6 +76,8 @@ impl Bucket {
 pub struct RateLimits {
     pub general: Bucket,
     pub auth: Bucket,
+    /// Paths whose handlers limit themselves (see [`RateLimits::bucket_for`]).
+    self_limited: Vec<&'static str>,
 }
 
 impl RateLimits {
@@ -83,19 +85,27 @@ impl RateLimits {
         RateLimits {
             general: Bucket::new(per_minute, Duration::from_secs(60)),
             auth: Bucket::new(auth_per_15_min, Duration::from_secs(15 * 60)),
+            self_limited: Vec::new(),
         }
     }
 
+    /// `path`'s handler draws from `general` itself, for the requests it
+    /// decides should be (e.g. the carrier webhook, for unverified events).
+    pub fn self_limited(mut self, path: &'static str) -> Self {
+        self.self_limited.push(path);
+        self
+    }
+
     /// Which bucket a path draws from; `None` for health probes and for
-    /// carrier webhooks, whose handler draws from `general` only for events
-    /// that fail verification (a busy line's verified reports and opt-outs
-    /// are never refused for their number).
+    /// self-limited paths: the carrier webhook's handler draws from `general`
+    /// only for events that fail verification (a busy line's verified
+    /// reports and opt-outs are never refused for their number).
     /// `/auth/*` includes every OAuth endpoint that takes a secret (the
     /// login form, the token endpoint) or writes (registration, consent,
     /// revocation); `GET /authorize` only shows the login page and draws
     /// from the general bucket, like the metadata documents.
     pub fn bucket_for(&self, path: &str) -> Option<&Bucket> {
-        if path == "/healthz" || path == "/readyz" || path == crate::phone::inbound::PATH {
+        if path == "/healthz" || path == "/readyz" || self.self_limited.contains(&path) {
             None
         } else if path.starts_with("/auth/") {
             Some(&self.auth)
