@@ -5,6 +5,7 @@ pub mod app;
 pub mod auth;
 pub mod bus;
 pub mod buyer;
+pub mod caller;
 pub mod cli;
 pub mod config;
 pub mod conversations;

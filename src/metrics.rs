@@ -21,7 +21,6 @@ use metrics::{counter, describe_counter, describe_gauge, describe_histogram, gau
 use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle};
 use sea_orm::{DatabaseBackend, DatabaseConnection};
 
-
 pub const HTTP_REQUESTS: &str = "agentic_http_requests_total";
 pub const HTTP_DURATION: &str = "agentic_http_request_duration_seconds";
 pub const SSE_STREAMS_OPEN: &str = "agentic_sse_streams_open";

@@ -2,7 +2,6 @@
 //! authorization server, and the cached bearer-token lookup behind the
 //! `Caller` extractor.
 
-pub mod caller;
 pub mod events;
 pub mod keys;
 pub mod oauth;
@@ -11,5 +10,5 @@ pub mod service;
 pub mod stream_tokens;
 pub mod tenancy;
 
-pub use caller::{AccountInfo, CallerInfo, UserInfo};
+pub use crate::caller::{AccountInfo, CallerInfo, UserInfo};
 pub use service::AuthService;

@@ -13,7 +13,8 @@ use utoipa_actix_web::service_config::ServiceConfig;
 
 use entity::{api_key, user};
 
-use crate::auth::{AccountInfo, UserInfo, stream_tokens};
+use crate::auth::stream_tokens;
+use crate::caller::{AccountInfo, UserInfo};
 use crate::error::{ApiError, ApiResult};
 use crate::http::auth::Writer;
 use crate::http::streams::KnownStream;

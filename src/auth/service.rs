@@ -12,8 +12,8 @@ use sea_orm::{ColumnTrait, DatabaseConnection, EntityTrait, QueryFilter};
 use entity::{account, api_key, user};
 
 use super::events;
-use crate::auth::{AccountInfo, CallerInfo, UserInfo};
 use crate::bus::{BusEvent, BusSink, EventBus};
+use crate::caller::{AccountInfo, CallerInfo, UserInfo};
 use crate::error::ApiError;
 use crate::types::{Permission, Role};
 

@@ -12,7 +12,7 @@ use utoipa::ToSchema;
 
 use entity::audit_log;
 
-use crate::auth::CallerInfo;
+use crate::caller::CallerInfo;
 use crate::error::ApiError;
 
 /// `{field: {from, to}}` for every top-level field that differs, ignoring

@@ -8,7 +8,7 @@ pub mod campaigns;
 pub mod catalogs;
 pub mod targeting;
 
-use crate::auth::CallerInfo;
+use crate::caller::CallerInfo;
 
 /// A field stored as JSON text (same on SQLite and PostgreSQL).
 pub(crate) fn to_json<T: serde::Serialize>(v: &T) -> String {

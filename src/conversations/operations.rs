@@ -15,7 +15,7 @@ use super::model::{
 };
 use super::rooms_handle;
 use super::service;
-use crate::auth::CallerInfo;
+use crate::caller::CallerInfo;
 use crate::error::ApiError;
 use crate::http::{Envelope, ErrorEnvelope, ListEnvelope};
 use crate::ops::{

@@ -20,8 +20,8 @@ use super::model::{
     Title, message_created_data,
 };
 use super::{list_cache, presence};
-use crate::auth::CallerInfo;
 use crate::bus::EventBus;
+use crate::caller::CallerInfo;
 use crate::error::ApiError;
 
 /// Can `caller` read `conv`? Another account's conversation, another user's

@@ -13,8 +13,8 @@ use super::operations::{
     DiscoverProductsIn, Window, parse_ask, parse_refine, refine_round, sessions, snapshot, start,
     visible_session,
 };
-use crate::auth::CallerInfo;
 use crate::buyer::advertisers::model::Issues;
+use crate::caller::CallerInfo;
 use crate::error::ApiError;
 use crate::http::{Envelope, ErrorEnvelope};
 use crate::ops::{Access, Ctx, Input, Json, Nothing, Operation, Verb};

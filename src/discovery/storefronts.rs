@@ -9,7 +9,7 @@ use utoipa::ToSchema;
 use entity::storefront;
 
 use super::seller::{AuthToken, StorefrontTarget};
-use crate::auth::CallerInfo;
+use crate::caller::CallerInfo;
 use crate::error::ApiError;
 use crate::http::{ErrorEnvelope, ListEnvelope};
 use crate::ops::{Access, Ctx, Input, Nothing, Operation, Page, Paged, Pagination, Verb};

@@ -8,8 +8,8 @@ use actix_web::http::header;
 use actix_web::{FromRequest, HttpRequest, dev::Payload, web};
 use futures_util::future::LocalBoxFuture;
 
-use crate::auth::caller::CallerInfo;
 use crate::auth::stream_tokens;
+use crate::caller::CallerInfo;
 use crate::error::ApiError;
 use crate::http::streams::KnownStream;
 use crate::state::AppState;

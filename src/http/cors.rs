@@ -73,7 +73,6 @@ pub async fn only_for_allowed_origins(
     Ok(res)
 }
 
-
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {

@@ -2,7 +2,7 @@
 //! stream (else a 400 naming `stream`), then checked readable by the caller
 //! through the owning domain's own visibility rule (else a 404).
 
-use crate::auth::CallerInfo;
+use crate::caller::CallerInfo;
 use crate::conversations::model::ConversationUid;
 use crate::conversations::service;
 use crate::error::ApiError;

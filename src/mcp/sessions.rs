@@ -37,7 +37,7 @@ use sea_orm::{ActiveModelTrait, ColumnTrait, DatabaseConnection, EntityTrait, Qu
 
 use entity::mcp_session;
 
-use crate::auth::CallerInfo;
+use crate::caller::CallerInfo;
 use crate::error::ApiError;
 
 /// How long an idle session is kept.

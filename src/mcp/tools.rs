@@ -18,7 +18,7 @@ use serde::Serialize;
 use serde_json::{Value, json};
 use utoipa::ToSchema;
 
-use crate::auth::CallerInfo;
+use crate::caller::CallerInfo;
 use crate::error::ApiError;
 use crate::ops::{self, Ctx, OperationCall, Pagination, schema};
 

@@ -33,9 +33,9 @@ use serde_json::{Map, Value, json};
 use utoipa::ToSchema;
 
 use super::tools::{caller_of, error_result, run, success_result, tool};
-use crate::auth::{AccountInfo, CallerInfo, UserInfo};
 use crate::buyer::campaigns::model::CampaignIn;
 use crate::buyer::campaigns::service::{self as campaigns, Save};
+use crate::caller::{AccountInfo, CallerInfo, UserInfo};
 use crate::error::ApiError;
 use crate::ops::{self, Ctx, OperationCall, schema};
 use crate::types::Permission;

@@ -23,7 +23,7 @@ use std::sync::Arc;
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::auth::CallerInfo;
+use crate::caller::CallerInfo;
 use crate::error::ApiError;
 use crate::types::Permission;
 

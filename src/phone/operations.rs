@@ -2,7 +2,7 @@
 
 use super::model::{Channel, QueuedMessageData, TextMessageIn};
 use super::service;
-use crate::auth::CallerInfo;
+use crate::caller::CallerInfo;
 use crate::error::ApiError;
 use crate::http::{Envelope, ErrorEnvelope};
 use crate::ops::{Access, Ctx, Input, Json, Nothing, Operation, Verb};

@@ -16,7 +16,7 @@ use entity::{account, phone_line, phone_message, phone_opt_out};
 use super::limits::{self, Breach};
 use super::model::{Channel, QueuedMessage, TextMessage};
 use super::sender::{MessageJob, QUEUE};
-use crate::auth::CallerInfo;
+use crate::caller::CallerInfo;
 use crate::db::group::{self, Batch, GroupCommit};
 use crate::error::{ApiError, Kind};
 use crate::ops::Ctx;

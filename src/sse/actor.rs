@@ -31,8 +31,8 @@ use sea_orm::{DatabaseConnection, DbErr};
 use super::fanout::{CloseReason, Item, Subscribers};
 use super::hub::HubInner;
 use super::{Frame, StreamError};
-use crate::auth::CallerInfo;
 use crate::bus::BusEvent;
+use crate::caller::CallerInfo;
 
 /// Timings and bounds of one kind of stream.
 #[derive(Debug, Clone)]

@@ -12,8 +12,8 @@ use super::actor::{
     Deliver, Domain, Fail, Join, Leave, Member, Resync, Shared, StreamActor, Tuning,
 };
 use super::{Registry, StreamError, Subscription};
-use crate::auth::CallerInfo;
 use crate::bus::{BusEvent, BusSink, EventBus};
+use crate::caller::CallerInfo;
 use crate::error::ApiError;
 
 pub struct Hub<D: Domain> {

@@ -5,7 +5,7 @@ use utoipa::ToSchema;
 
 use super::model::{DeliveryOut, SubscriptionCreate, SubscriptionData, SubscriptionOut};
 use super::service;
-use crate::auth::CallerInfo;
+use crate::caller::CallerInfo;
 use crate::error::ApiError;
 use crate::http::{Envelope, ErrorEnvelope, ListEnvelope};
 use crate::ops::{

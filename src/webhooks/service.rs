@@ -12,7 +12,7 @@ use entity::webhook_subscription as sub;
 use super::events::QUEUE;
 use super::model::{DeliveryOut, STATUS_ACTIVE, SubscriptionCreate, SubscriptionOut, new_id};
 use super::secret;
-use crate::auth::CallerInfo;
+use crate::caller::CallerInfo;
 use crate::error::ApiError;
 use crate::ops::{Ctx, OptionalPage, Page, Paged};
 use crate::outbox;

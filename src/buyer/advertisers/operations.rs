@@ -6,7 +6,7 @@ use utoipa::ToSchema;
 
 use super::model::{AdvertiserCreate, AdvertiserOut, AdvertiserUpdate};
 use super::service;
-use crate::auth::CallerInfo;
+use crate::caller::CallerInfo;
 use crate::error::ApiError;
 use crate::http::{Envelope, ErrorEnvelope, ListEnvelope};
 use crate::ops::{

@@ -18,10 +18,10 @@ use entity::{advertiser, advertiser_linked_account as linked, storefront};
 use super::model::{
     self, AdvertiserCreate, AdvertiserOut, AdvertiserUpdate, Issues, LinkedAccount,
 };
-use crate::auth::CallerInfo;
 use crate::buyer::audit;
 use crate::buyer::brands::{self, Brand, BrandRegistry, LinkedBrand};
 use crate::buyer::{from_json, to_json};
+use crate::caller::CallerInfo;
 use crate::error::ApiError;
 use crate::ops::{Ctx, Page, Paged};
 

@@ -6,8 +6,8 @@ use utoipa::{IntoParams, ToSchema};
 
 use super::model::{CampaignEnvelope, CampaignIn, CampaignOut, STATUSES, Transition};
 use super::service;
-use crate::auth::CallerInfo;
 use crate::buyer::targeting::operations::Fields;
+use crate::caller::CallerInfo;
 use crate::error::ApiError;
 use crate::http::{Envelope, ErrorEnvelope, ListEnvelope};
 use crate::ops::{

@@ -17,9 +17,9 @@ use super::model::{
     self, Budget, CampaignEnvelope, CampaignIn, CampaignOut, FlightDates, Transition,
 };
 use super::targeting;
-use crate::auth::CallerInfo;
 use crate::buyer::audit;
 use crate::buyer::{from_json, to_json};
+use crate::caller::CallerInfo;
 use crate::error::{ApiError, Issues, Kind};
 use crate::ops::{Ctx, Page, Paged};
 

@@ -9,7 +9,7 @@ use super::model::{
     SyncCatalogsOut,
 };
 use super::service;
-use crate::auth::CallerInfo;
+use crate::caller::CallerInfo;
 use crate::error::ApiError;
 use crate::http::{Envelope, ErrorEnvelope, ListEnvelope};
 use crate::ops::{

@@ -23,9 +23,9 @@ use super::model::{
     PlanSummary, PreviewIn, RefreshIn, RefreshOut, Source, SyncCatalogsIn, SyncCatalogsOut,
     SyncResult,
 };
-use crate::auth::CallerInfo;
 use crate::buyer::advertisers::model::advertiser_id;
 use crate::buyer::audit;
+use crate::caller::CallerInfo;
 use crate::error::ApiError;
 use crate::ops::{Ctx, Page, Paged};
 

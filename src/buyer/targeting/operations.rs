@@ -11,7 +11,7 @@ use super::constraints::{
 use super::raw::Raw;
 use super::vocab::{self, SYSTEMS};
 use super::{render, scan};
-use crate::auth::CallerInfo;
+use crate::caller::CallerInfo;
 use crate::error::{ApiError, Issues};
 use crate::http::{Envelope, ErrorEnvelope, ListEnvelope};
 use crate::ops::input::{JsonBytes, Part, RawInput, parse_query};
