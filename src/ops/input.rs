@@ -7,8 +7,8 @@ use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 use utoipa::ToSchema;
 
+use super::json::{parse_json, schema_error};
 use crate::error::ApiError;
-use crate::http::json::{parse_json, schema_error};
 
 /// What a transport hands to an operation before parsing.
 #[derive(Debug, Clone, Default)]

@@ -12,6 +12,7 @@
 pub mod context;
 pub mod dispatch;
 pub mod input;
+pub mod json;
 pub mod page;
 pub mod progress;
 pub mod schema;
