@@ -16,11 +16,11 @@ use utoipa_actix_web::{AppExt, scope};
 
 use crate::config::Config;
 use crate::error::ApiError;
+use crate::http::AppState;
 use crate::http::fallback::{self, RouteTable};
 use crate::http::json::{BodyLimit, DEFAULT_BODY_LIMIT};
 use crate::http::{cors, middleware};
 use crate::openapi::{ApiDoc, OpenApiJson};
-use crate::state::AppState;
 use crate::telemetry::RequestSpan;
 use crate::{auth, buyer, conversations, health, openapi};
 
@@ -80,7 +80,7 @@ impl Application {
         let listener = TcpListener::bind(&config.bind)
             .with_context(|| format!("cannot bind {}", config.bind))?;
         let addr = listener.local_addr()?;
-        let state = AppState::new(db, config, addr);
+        let state = assemble(db, config, addr);
         let doc = openapi_document();
         let table = web::Data::new(RouteTable::from_openapi(&doc));
         let doc = web::Data::new(OpenApiJson(serde_json::to_vec(&doc)?));
@@ -281,5 +281,64 @@ impl Signals {
         {
             let _ = tokio::signal::ctrl_c().await;
         }
+    }
+}
+
+/// Assembles the server: the bus, every domain's handles and queues, the
+/// outbox and the edge's limits. The one place that names every domain.
+fn assemble(db: DatabaseConnection, config: Config, bound: std::net::SocketAddr) -> AppState {
+    let public_url = config
+        .public_url
+        .clone()
+        .unwrap_or_else(|| format!("http://{bound}"));
+    let instance_id = uuid::Uuid::new_v4().simple().to_string();
+    let bus = if db.get_database_backend() == sea_orm::DbBackend::Postgres {
+        crate::bus::EventBus::postgres(
+            instance_id,
+            db.get_postgres_connection_pool().clone(),
+            config.bus_heartbeat,
+        )
+    } else {
+        crate::bus::EventBus::in_process(instance_id)
+    };
+    let config = std::sync::Arc::new(config);
+    let auth = crate::auth::AuthService::new(db.clone(), &bus);
+    let shutdown = tokio_util::sync::CancellationToken::new();
+    let writes = crate::db::WriteGate::for_db(&db);
+    let mut handles = crate::ops::context::Handles::default();
+    crate::conversations::register(&mut handles, &db, &bus, &config, &shutdown);
+    crate::buyer::register(&mut handles, &db, &config);
+    crate::discovery::register(&mut handles, &db, &writes, &bus, &config, &shutdown);
+    // One outbox for every queue: webhook deliveries and text messages.
+    let mut queues = Vec::new();
+    queues.extend(crate::webhooks::register(&config));
+    queues.extend(crate::phone::register(&mut handles, &db, &writes, &config));
+    let mut outbox_tuning = config.outbox.clone();
+    if let Some(secs) = config.lease_seconds {
+        (outbox_tuning.lease, outbox_tuning.sweep) =
+            crate::config::lease_and_sweep(secs, outbox_tuning.sweep);
+    }
+    handles.insert(crate::outbox::Outbox::start(
+        db.clone(),
+        writes.clone(),
+        &bus,
+        outbox_tuning,
+        queues,
+        shutdown.clone(),
+    ));
+    let limits = std::sync::Arc::new(
+        crate::http::rate_limit::RateLimits::new(
+            config.rate_limit_per_minute,
+            config.auth_rate_limit,
+        )
+        .self_limited(crate::phone::inbound::PATH),
+    );
+    let ctx = crate::ops::Ctx::new(db, bus, config, shutdown, writes, handles);
+    AppState {
+        ctx,
+        auth,
+        limits,
+        public_url: public_url.trim_end_matches('/').into(),
+        bound,
     }
 }

@@ -4,7 +4,7 @@ use actix_web::{HttpResponse, get, web};
 use serde_json::json;
 use utoipa_actix_web::service_config::ServiceConfig;
 
-use crate::state::AppState;
+use crate::http::AppState;
 
 pub fn configure(cfg: &mut ServiceConfig) {
     cfg.service(healthz).service(readyz);

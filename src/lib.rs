@@ -24,7 +24,6 @@ pub mod outbox;
 pub mod phone;
 pub mod rt;
 pub mod sse;
-pub mod state;
 pub mod telemetry;
 pub mod types;
 pub mod webhooks;

@@ -11,8 +11,8 @@ use tracing::Span;
 use tracing_actix_web::{DefaultRootSpanBuilder, RequestId, RootSpanBuilder};
 use tracing_subscriber::EnvFilter;
 
+use crate::http::AppState;
 use crate::http::client_ip::client_ip;
-use crate::state::AppState;
 
 pub use crate::config::LogFormat;
 

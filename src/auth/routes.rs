@@ -16,10 +16,10 @@ use entity::{api_key, user};
 use crate::auth::stream_tokens;
 use crate::caller::{AccountInfo, UserInfo};
 use crate::error::{ApiError, ApiResult};
+use crate::http::AppState;
 use crate::http::auth::Writer;
 use crate::http::streams::KnownStream;
 use crate::http::{ApiJson, Caller, Envelope, ErrorEnvelope, ListEnvelope, Page, envelope};
-use crate::state::AppState;
 use crate::types::Permission;
 
 pub fn configure(cfg: &mut ServiceConfig) {

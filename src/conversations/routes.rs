@@ -9,9 +9,9 @@ use utoipa_actix_web::service_config::ServiceConfig;
 use super::model::ConversationUid;
 use super::{service, stream};
 use crate::error::{ApiError, ApiResult};
+use crate::http::AppState;
 use crate::http::{ApiQuery, ErrorEnvelope, StreamCaller};
 use crate::sse::{self, Frame};
-use crate::state::AppState;
 
 pub fn configure(cfg: &mut ServiceConfig) {
     cfg.service(conversation_events);

@@ -13,10 +13,10 @@ use super::operations::visible_session;
 use super::service;
 use super::session::{Sessions, frames, revision_seq};
 use crate::error::{ApiError, ApiResult};
+use crate::http::AppState;
 use crate::http::{ErrorEnvelope, StreamCaller};
 use crate::ops::Ctx;
 use crate::sse::{self, Frame, ReplayPage, ReplaySource, StreamError};
-use crate::state::AppState;
 
 pub fn configure(cfg: &mut ServiceConfig) {
     cfg.service(discovery_events);

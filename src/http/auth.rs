@@ -11,8 +11,8 @@ use futures_util::future::LocalBoxFuture;
 use crate::auth::stream_tokens;
 use crate::caller::CallerInfo;
 use crate::error::ApiError;
+use crate::http::AppState;
 use crate::http::streams::KnownStream;
-use crate::state::AppState;
 
 /// Cheap to clone; shared with the auth cache.
 #[derive(Debug, Clone)]

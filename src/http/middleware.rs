@@ -12,9 +12,9 @@ use actix_web::{Error, HttpRequest, HttpResponse, ResponseError, web};
 use serde_json::json;
 
 use crate::error::ApiError;
+use crate::http::AppState;
 use crate::http::auth::{STREAM_TOKEN_PARAM, StreamTokenParam};
 use crate::http::client_ip;
-use crate::state::AppState;
 
 pub const REQUEST_ID: &str = "x-request-id";
 

@@ -11,6 +11,7 @@ pub mod operations;
 pub mod pagination;
 pub mod query;
 pub mod rate_limit;
+pub mod state;
 pub mod streams;
 
 pub use auth::{Caller, StreamCaller};
@@ -18,3 +19,4 @@ pub use envelope::{Envelope, ErrorEnvelope, ListEnvelope, ListMeta, PaginationMe
 pub use json::{ApiJson, OptionalJson};
 pub use pagination::Page;
 pub use query::ApiQuery;
+pub use state::AppState;

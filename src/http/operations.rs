@@ -12,10 +12,10 @@ use bytes::Bytes;
 use utoipa_actix_web::OpenApiFactory;
 
 use crate::error::ApiError;
+use crate::http::AppState;
 use crate::http::Caller;
 use crate::http::json::read_body;
 use crate::ops::{BodyKind, OperationDef, RawInput, Reply, Verb, authorize};
-use crate::state::AppState;
 
 /// Registers `def` as a REST route (and its OpenAPI description).
 pub struct RestRoute(pub &'static OperationDef);

@@ -6,7 +6,7 @@ use crate::caller::CallerInfo;
 use crate::conversations::model::ConversationUid;
 use crate::conversations::service;
 use crate::error::ApiError;
-use crate::state::AppState;
+use crate::http::AppState;
 
 const CONVERSATIONS: &str = "/api/v2/assistant/conversations/";
 const EVENTS: &str = "/events";

@@ -25,9 +25,9 @@ use rmcp::transport::streamable_http_server::{
 };
 
 use crate::error::ApiError;
+use crate::http::AppState;
 use crate::http::auth::bearer_token;
 use crate::http::json::{declared_length, read_limited};
-use crate::state::AppState;
 
 /// Largest MCP request body (1 MiB): a stranger's body is not read at all;
 /// a caller's over it is 413 `PAYLOAD_TOO_LARGE`.

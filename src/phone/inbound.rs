@@ -25,7 +25,7 @@ use super::keywords::{self, Keyword};
 use super::signature::{DEFAULT_TOLERANCE_SECS, SIGNATURE_HEADER, TIMESTAMP_HEADER};
 use super::telnyx_wire::{CarrierEvent, Delivery, parse_event};
 use crate::error::ApiError;
-use crate::state::AppState;
+use crate::http::AppState;
 
 pub const PATH: &str = "/carrier/events";
 /// Carrier events are a few KiB.

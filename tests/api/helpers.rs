@@ -28,7 +28,7 @@ pub struct TestApp {
     pub client: awc::Client,
     pub handle: ServerHandle,
     /// The server's own state, for calling domain operations directly.
-    pub state: agentic_api::state::AppState,
+    pub state: agentic_api::http::AppState,
     _dir: Option<tempfile::TempDir>,
 }
 

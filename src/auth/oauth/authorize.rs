@@ -23,7 +23,7 @@ use super::model::{CodeChallenge, Resource, SUPPORTED_SCOPES, Scopes, redirect_h
 use super::pages::{self, AccessChoice, ConsentPage, FormAction, LoginPage};
 use super::store::{self, Client, NewRequest, Refusal};
 use crate::error::ApiError;
-use crate::state::AppState;
+use crate::http::AppState;
 use crate::types::Email;
 
 /// `state` is echoed back; bounded so a request row stays small.

@@ -12,7 +12,7 @@ use super::form::{self, Params};
 use super::model::RedirectUri;
 use super::store;
 use super::tokens::{self, CodeExchange, RefreshRequest};
-use crate::state::AppState;
+use crate::http::AppState;
 
 /// Registration bodies are small JSON objects.
 const REGISTRATION_LIMIT: usize = 64 * 1024;

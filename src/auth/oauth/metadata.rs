@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 use super::endpoints::GRANT_TYPES;
 use super::model::{DEFAULT_SCOPES, SUPPORTED_SCOPES};
 use crate::error::ApiError;
-use crate::state::AppState;
+use crate::http::AppState;
 
 /// Paths of protected resources that have their own metadata document at
 /// `/.well-known/oauth-protected-resource{path}`; the bare document
