@@ -85,6 +85,8 @@ impl Application {
         let table = web::Data::new(RouteTable::from_openapi(&doc));
         let doc = web::Data::new(OpenApiJson(serde_json::to_vec(&doc)?));
         let data = web::Data::new(state.clone());
+        // The OAuth endpoints need only the operations' context.
+        let ctx = web::Data::new(state.ctx.clone());
         let mcp = web::Data::new(crate::mcp::Endpoints::new(&state));
         let metrics = crate::metrics::serve(
             state.config.metrics,
@@ -122,6 +124,7 @@ impl Application {
         let server = HttpServer::new(move || {
             App::new()
                 .app_data(data.clone())
+                .app_data(ctx.clone())
                 .app_data(mcp.clone())
                 .app_data(doc.clone())
                 .app_data(table.clone())
@@ -333,12 +336,12 @@ fn assemble(db: DatabaseConnection, config: Config, bound: std::net::SocketAddr)
         )
         .self_limited(crate::phone::inbound::PATH),
     );
-    let ctx = crate::ops::Ctx::new(db, bus, config, shutdown, writes, handles);
+    let public_url = public_url.trim_end_matches('/').into();
+    let ctx = crate::ops::Ctx::new(db, bus, config, shutdown, writes, public_url, handles);
     AppState {
         ctx,
         auth,
         limits,
-        public_url: public_url.trim_end_matches('/').into(),
         bound,
     }
 }

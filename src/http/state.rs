@@ -10,12 +10,10 @@ use crate::ops::Ctx;
 
 #[derive(Clone)]
 pub struct AppState {
-    /// Database, bus, config, shutdown and the domains' handles.
+    /// Database, bus, config, public URL, shutdown and the domains' handles.
     pub ctx: Ctx,
     pub auth: AuthService,
     pub limits: Arc<RateLimits>,
-    /// `AGENTIC_PUBLIC_URL`, or `http://{bound address}`.
-    pub public_url: Arc<str>,
     /// The address actually bound (the real port when 0 was asked for).
     pub bound: std::net::SocketAddr,
 }

@@ -23,6 +23,8 @@ pub struct Ctx {
     pub shutdown: CancellationToken,
     /// Serializes write transactions on SQLite (see [`crate::db::WriteGate`]).
     pub writes: crate::db::WriteGate,
+    /// `AGENTIC_PUBLIC_URL`, or `http://{bound address}`, without a final `/`.
+    pub public_url: Arc<str>,
     handles: Arc<HashMap<TypeId, Arc<dyn Any + Send + Sync>>>,
 }
 
@@ -43,6 +45,7 @@ impl Ctx {
         config: Arc<Config>,
         shutdown: CancellationToken,
         writes: crate::db::WriteGate,
+        public_url: Arc<str>,
         handles: Handles,
     ) -> Self {
         Ctx {
@@ -51,6 +54,7 @@ impl Ctx {
             config,
             shutdown,
             writes,
+            public_url,
             handles: Arc::new(handles.0),
         }
     }

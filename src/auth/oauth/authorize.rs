@@ -23,7 +23,7 @@ use super::model::{CodeChallenge, Resource, SUPPORTED_SCOPES, Scopes, redirect_h
 use super::pages::{self, AccessChoice, ConsentPage, FormAction, LoginPage};
 use super::store::{self, Client, NewRequest, Refusal};
 use crate::error::ApiError;
-use crate::http::AppState;
+use crate::ops::Ctx;
 use crate::types::Email;
 
 /// `state` is echoed back; bounded so a request row stays small.
@@ -73,7 +73,7 @@ fn back_to_client(status: StatusCode, location: &str) -> HttpResponse {
 /// requires: client and redirect URI first (they decide whether an error
 /// may be redirected), then the rest.
 async fn parse_request(
-    state: &AppState,
+    state: &Ctx,
     params: &Params,
 ) -> Result<Result<(Client, NewRequest), Rejection>, ApiError> {
     let page = |m: String| Ok(Err(Rejection::Page(m)));
@@ -211,14 +211,11 @@ fn or_error_page(res: Result<HttpResponse, ApiError>) -> HttpResponse {
 }
 
 /// `GET /authorize`: checks the request, then shows the login page.
-pub async fn authorize(req: HttpRequest, state: web::Data<AppState>) -> HttpResponse {
+pub async fn authorize(req: HttpRequest, state: web::Data<Ctx>) -> HttpResponse {
     or_error_page(authorize_page(req, state).await)
 }
 
-async fn authorize_page(
-    req: HttpRequest,
-    state: web::Data<AppState>,
-) -> Result<HttpResponse, ApiError> {
+async fn authorize_page(req: HttpRequest, state: web::Data<Ctx>) -> Result<HttpResponse, ApiError> {
     let params = Params::parse(req.query_string().as_bytes());
     let (client, new) = match parse_request(&state, &params).await? {
         Ok(parsed) => parsed,
@@ -276,7 +273,7 @@ async fn authorize_page(
 /// The request a form continues, or the page that says why not.
 async fn continued(
     req: &HttpRequest,
-    state: &AppState,
+    state: &Ctx,
     params: &Params,
 ) -> Result<Result<(oauth_request::Model, String), HttpResponse>, ApiError> {
     let bad = |m: String| {
@@ -321,7 +318,7 @@ fn form_error_page(e: FormError) -> HttpResponse {
 /// check out; else the error page to answer.
 async fn posted_form(
     req: &HttpRequest,
-    state: &AppState,
+    state: &Ctx,
     payload: web::Payload,
 ) -> Result<Result<(Params, oauth_request::Model, String), HttpResponse>, ApiError> {
     let params = match form::read(req, payload).await {
@@ -333,24 +330,20 @@ async fn posted_form(
         .map(|(row, csrf)| (params, row, csrf)))
 }
 
-async fn client_of(state: &AppState, row: &oauth_request::Model) -> Result<Client, ApiError> {
+async fn client_of(state: &Ctx, row: &oauth_request::Model) -> Result<Client, ApiError> {
     store::find_client(&state.db, &row.client_id)
         .await?
         .ok_or_else(|| ApiError::internal("oauth request without its client"))
 }
 
 /// `POST /auth/login`: checks the password, then shows the consent page.
-pub async fn login(
-    req: HttpRequest,
-    state: web::Data<AppState>,
-    payload: web::Payload,
-) -> HttpResponse {
+pub async fn login(req: HttpRequest, state: web::Data<Ctx>, payload: web::Payload) -> HttpResponse {
     or_error_page(login_page(req, state, payload).await)
 }
 
 async fn login_page(
     req: HttpRequest,
-    state: web::Data<AppState>,
+    state: web::Data<Ctx>,
     payload: web::Payload,
 ) -> Result<HttpResponse, ApiError> {
     let (params, row, csrf) = match posted_form(&req, &state, payload).await? {
@@ -419,7 +412,7 @@ async fn login_page(
 /// `platform:write`). The code carries the granted scopes.
 pub async fn consent(
     req: HttpRequest,
-    state: web::Data<AppState>,
+    state: web::Data<Ctx>,
     payload: web::Payload,
 ) -> HttpResponse {
     or_error_page(decide(req, state, payload).await)
@@ -427,7 +420,7 @@ pub async fn consent(
 
 async fn decide(
     req: HttpRequest,
-    state: web::Data<AppState>,
+    state: web::Data<Ctx>,
     payload: web::Payload,
 ) -> Result<HttpResponse, ApiError> {
     let (params, row, _) = match posted_form(&req, &state, payload).await? {

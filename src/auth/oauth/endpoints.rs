@@ -12,7 +12,7 @@ use super::form::{self, Params};
 use super::model::RedirectUri;
 use super::store;
 use super::tokens::{self, CodeExchange, RefreshRequest};
-use crate::http::AppState;
+use crate::ops::Ctx;
 
 /// Registration bodies are small JSON objects.
 const REGISTRATION_LIMIT: usize = 64 * 1024;
@@ -123,7 +123,7 @@ fn no_store(mut res: actix_web::HttpResponseBuilder) -> actix_web::HttpResponseB
 /// `POST /auth/register`.
 pub async fn register(
     req: HttpRequest,
-    state: web::Data<AppState>,
+    state: web::Data<Ctx>,
     mut payload: web::Payload,
 ) -> Result<HttpResponse, OAuthError> {
     let is_json = req
@@ -217,7 +217,7 @@ impl TokenRequest {
 /// `POST /auth/token`.
 pub async fn token(
     req: HttpRequest,
-    state: web::Data<AppState>,
+    state: web::Data<Ctx>,
     payload: web::Payload,
 ) -> Result<HttpResponse, OAuthError> {
     let params = form::read(&req, payload)
@@ -233,7 +233,7 @@ pub async fn token(
 /// `POST /auth/revoke`: 200 whether or not the token was known.
 pub async fn revoke(
     req: HttpRequest,
-    state: web::Data<AppState>,
+    state: web::Data<Ctx>,
     payload: web::Payload,
 ) -> Result<HttpResponse, OAuthError> {
     let params = form::read(&req, payload)

@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 use super::endpoints::GRANT_TYPES;
 use super::model::{DEFAULT_SCOPES, SUPPORTED_SCOPES};
 use crate::error::ApiError;
-use crate::http::AppState;
+use crate::ops::Ctx;
 
 /// Paths of protected resources that have their own metadata document at
 /// `/.well-known/oauth-protected-resource{path}`; the bare document
@@ -64,16 +64,16 @@ pub fn www_authenticate_invalid_token(public_url: &str, resource_path: &str) -> 
     )
 }
 
-pub async fn authorization_server_metadata(state: web::Data<AppState>) -> HttpResponse {
+pub async fn authorization_server_metadata(state: web::Data<Ctx>) -> HttpResponse {
     HttpResponse::Ok().json(authorization_server(&state.public_url))
 }
 
-pub async fn resource_metadata(state: web::Data<AppState>) -> HttpResponse {
+pub async fn resource_metadata(state: web::Data<Ctx>) -> HttpResponse {
     HttpResponse::Ok().json(protected_resource(&state.public_url, ""))
 }
 
 pub async fn resource_metadata_for(
-    state: web::Data<AppState>,
+    state: web::Data<Ctx>,
     path: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
     let resource = format!("/{}", path.into_inner());
