@@ -23,7 +23,7 @@ pub struct Brand {
     pub manifest: Value,
 }
 
-/// Where brand identities come from. The local table today; an external
+/// Where brand identities come from: the local table; an external
 /// registry can implement the same trait.
 pub trait BrandRegistry: Send + Sync {
     fn resolve<'a>(&'a self, domain: &'a str) -> BoxFuture<'a, Result<Option<Brand>, DbErr>>;

@@ -87,7 +87,7 @@ impl Audience {
         }
     }
 
-    /// Only room messages can be posted through this endpoint for now.
+    /// Only room messages are posted through this endpoint.
     pub fn parse_postable(raw: &str) -> Result<Self, ApiError> {
         match raw {
             "room" => Ok(Audience::Room),

@@ -252,7 +252,7 @@ impl Operation for SetConversationSharing {
 #[derive(Deserialize, ToSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct PostMessageIn {
-    /// `room` (the only audience accepted here for now; `assistant` is a 400).
+    /// `room` (the only audience this endpoint accepts; `assistant` is a 400).
     #[schema(pattern = "^room$")]
     pub audience: String,
     #[schema(min_length = 1, max_length = 32000)]

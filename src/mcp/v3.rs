@@ -15,8 +15,8 @@
 //!   `advertiserId` with the fields given.
 //! - `save_campaign`: creates or updates a campaign, then applies
 //!   `isArchived` and `isPaused` (archive, restore, pause, resume), all in
-//!   one transaction; `desiredPhase: "active"` (launch) arrives with media
-//!   buys.
+//!   one transaction; `desiredPhase: "active"` (launch) is refused with
+//!   501 `NOT_IMPLEMENTED`, as this server places no media buys.
 //!
 //! Each tool's `outputSchema` is that of the operations behind it.
 

@@ -1,5 +1,5 @@
-//! Outbound HTTP, built once for every caller (seller agents now; webhooks
-//! and fax media later), behind an SSRF guard.
+//! Outbound HTTP, built once for every caller (seller agents, webhooks,
+//! catalog feeds, the carrier), behind an SSRF guard.
 //!
 //! - [`guard`]: the TCP connector resolves names itself and refuses every
 //!   address that is not public ([`crate::types::is_public_ip`]) unless

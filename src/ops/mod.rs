@@ -4,7 +4,7 @@
 //! the same Rust types), output, required [`Access`] and a handler over a
 //! narrow [`Ctx`]. Everything else is derived from that declaration: the
 //! REST route (`crate::http::operations`), the `{operation, pathParams,
-//! params, body}` dispatcher ([`dispatch`]) and, next, the MCP tools.
+//! params, body}` dispatcher ([`dispatch`]) and the MCP tools.
 //!
 //! Nothing here knows about HTTP: the caller type lives in `auth`,
 //! pagination is a domain type, and envelopes are made at the edge.

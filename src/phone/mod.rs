@@ -1,4 +1,4 @@
-//! Agent phone lines (issue 12): SMS and plain-text RCS from a line an
+//! Agent phone lines: SMS and plain-text RCS from a line an
 //! operator provisioned. [`model`] parses a request into a valid message
 //! (with its [`segments`]); [`service`] checks enrolment, the line, the
 //! opt-out and the [`limits`] and queues it in one transaction with its

@@ -1,4 +1,4 @@
-//! Webhooks (issue 10): buyers register HTTPS endpoints for catalog events
+//! Webhooks: buyers register HTTPS endpoints for catalog events
 //! ([`model::EVENT_TYPES`]). This module holds the subscriptions: the
 //! validated registration ([`model`]), storage within the caller's account
 //! ([`service`]), the secret at rest ([`secret`]) and the key it is sealed

@@ -754,7 +754,7 @@ pub struct PlanOut {
 pub struct ExecutionOut {
     /// The downstream job (`cjob_…`); `null` on a dry run that would create one.
     pub job_id: Option<String>,
-    /// `pending`: recorded, nothing goes live (no runner exists yet).
+    /// `pending`: recorded; nothing here runs it, so nothing goes live.
     pub status: Option<String>,
     pub dry_run: bool,
     /// `false` when this version was executed before and its job is returned.
