@@ -6,7 +6,7 @@ pub mod caller;
 pub mod events;
 pub mod keys;
 pub mod oauth;
-pub mod routes;
+pub mod operations;
 pub mod service;
 pub mod stream_tokens;
 pub mod tenancy;

@@ -24,6 +24,24 @@ pub fn of<T: ToSchema + ?Sized>() -> Value {
     resolve(T::schema(), named)
 }
 
+/// `T`'s schema for the OpenAPI document: a type of this crate that is not
+/// generic is named, i.e. the schema is a `$ref` to its name in `$defs`
+/// (which `crate::openapi` turns into `#/components/schemas`); any other
+/// (a list, a page, a primitive) is [`of`], written in place.
+pub fn component<T: ToSchema + ?Sized>() -> Value {
+    let rust = std::any::type_name::<T>();
+    let own = rust.starts_with(concat!(env!("CARGO_CRATE_NAME"), "::")) && !rust.contains('<');
+    if !own {
+        return of::<T>();
+    }
+    let name = T::name().into_owned();
+    let mut defs = Map::new();
+    let mut schema = of::<T>();
+    hoist(&mut schema, &mut defs);
+    defs.insert(name.clone(), schema);
+    with_defs(serde_json::json!({ "$ref": format!("{DEFS}{name}") }), defs)
+}
+
 /// `root` with its component refs pointing into its own `$defs`, which
 /// hold those of `named` it reaches (directly or through one another).
 pub fn resolve(root: RefOr<Schema>, named: Vec<(String, RefOr<Schema>)>) -> Value {
