@@ -46,8 +46,7 @@ pub struct ApiDoc;
 /// Where the REST routes live.
 pub const PREFIX: &str = "/api/v2";
 
-const COMPONENTS: &str = "#/components/schemas/";
-const DEFS: &str = "#/$defs/";
+use crate::ops::schema::COMPONENTS;
 
 /// The document: the registry's operations, the other routes, the common
 /// error responses and the security schemes.
@@ -101,18 +100,7 @@ fn place(mut schema: Value, components: &mut Map<String, Value>) -> Value {
 }
 
 fn retarget(schema: &mut Value) {
-    match schema {
-        Value::Object(map) => {
-            if let Some(Value::String(r)) = map.get_mut("$ref")
-                && let Some(name) = r.strip_prefix(DEFS)
-            {
-                *r = format!("{COMPONENTS}{name}");
-            }
-            map.values_mut().for_each(retarget);
-        }
-        Value::Array(items) => items.iter_mut().for_each(retarget),
-        _ => {}
-    }
+    schema::repoint(schema, schema::DEFS, schema::COMPONENTS);
 }
 
 fn error_envelope(description: &str) -> Value {

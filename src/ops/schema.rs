@@ -14,8 +14,10 @@ use utoipa::ToSchema;
 use utoipa::openapi::RefOr;
 use utoipa::openapi::schema::Schema;
 
-const COMPONENTS: &str = "#/components/schemas/";
-const DEFS: &str = "#/$defs/";
+/// Where an OpenAPI document keeps named schemas.
+pub const COMPONENTS: &str = "#/components/schemas/";
+/// Where a self-contained schema keeps them.
+pub const DEFS: &str = "#/$defs/";
 
 /// `T`'s schema with the named types it reaches under `$defs`.
 pub fn of<T: ToSchema + ?Sized>() -> Value {
@@ -60,16 +62,22 @@ pub fn resolve(root: RefOr<Schema>, named: Vec<(String, RefOr<Schema>)>) -> Valu
 
 /// Points component refs at `$defs`.
 fn retarget(schema: &mut Value) {
+    repoint(schema, COMPONENTS, DEFS);
+}
+
+/// Rewrites every `$ref` under `from` (e.g. [`DEFS`]) to the same name
+/// under `to` (e.g. [`COMPONENTS`]).
+pub fn repoint(schema: &mut Value, from: &str, to: &str) {
     match schema {
         Value::Object(map) => {
             if let Some(Value::String(r)) = map.get_mut("$ref")
-                && let Some(name) = r.strip_prefix(COMPONENTS)
+                && let Some(name) = r.strip_prefix(from)
             {
-                *r = format!("{DEFS}{name}");
+                *r = format!("{to}{name}");
             }
-            map.values_mut().for_each(retarget);
+            map.values_mut().for_each(|v| repoint(v, from, to));
         }
-        Value::Array(items) => items.iter_mut().for_each(retarget),
+        Value::Array(items) => items.iter_mut().for_each(|v| repoint(v, from, to)),
         _ => {}
     }
 }

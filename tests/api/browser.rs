@@ -111,7 +111,8 @@ async fn open_stream(
     }
 }
 
-async fn mint(app: &TestApp, key: &str, stream: &str) -> Resp {
+/// `POST /api/v2/auth/stream-tokens {stream}` with `key`.
+pub(crate) async fn mint(app: &TestApp, key: &str, stream: &str) -> Resp {
     app.post(
         "/api/v2/auth/stream-tokens",
         key,
@@ -1074,25 +1075,8 @@ async fn a_browser_event_source_opens_a_discovery_stream_with_a_token() {
     let (page_origin, page_server) = serve_page().await;
     let app = spawn_app_with(allow(&page_origin)).await;
     let t = app.tenant().await;
-    let adv = advertiser(&app, &t).await;
-    let _hangs = crate::fake_seller::seller(
-        &app,
-        "Hangs",
-        crate::fake_seller::Behaviour {
-            hang: true,
-            ..Default::default()
-        },
-    )
-    .await;
-    let res = app
-        .post(
-            "/api/v2/buyer/discovery/discover-products",
-            &t.key,
-            &json!({"advertiserId": adv, "progressive": true}),
-        )
-        .await;
-    assert_eq!(res.status, 200, "{}", res.body);
-    let id = res.data()["discoveryId"].as_str().unwrap().to_string();
+    let _hangs = crate::fake_seller::hanging(&app).await;
+    let id = crate::fake_seller::progressive_session(&app, &t).await;
 
     let mut browser = Browser::launch().await;
     browser.goto(&format!("{page_origin}/")).await;

@@ -14,7 +14,8 @@ use agentic_api::auth::tenancy;
 use agentic_api::bus::EventBus;
 use agentic_api::conversations::model::{Audience, Content, ConversationUid};
 
-use crate::fake_seller::{Behaviour, seller};
+use crate::browser::mint;
+use crate::fake_seller::{Behaviour, hanging, progressive_session, seller};
 use crate::helpers::*;
 use crate::oauth::{account, bearer, client, person, tokens_for};
 
@@ -317,47 +318,16 @@ fn discovery_path(id: &str) -> String {
     format!("/api/v2/buyer/discovery/{id}/events")
 }
 
-/// A progressive session of `t` that stays active (its seller never answers).
-async fn active_session(app: &TestApp, t: &Tenant) -> String {
-    let adv = advertiser(app, t).await;
-    let res = app
-        .post(
-            "/api/v2/buyer/discovery/discover-products",
-            &t.key,
-            &json!({"advertiserId": adv, "progressive": true}),
-        )
-        .await;
-    assert_eq!(res.status, 200, "{}", res.body);
-    res.data()["discoveryId"].as_str().unwrap().to_string()
-}
-
-async fn mint_for(app: &TestApp, key: &str, stream: &str) -> Resp {
-    app.post(
-        "/api/v2/auth/stream-tokens",
-        key,
-        &json!({ "stream": stream }),
-    )
-    .await
-}
-
 #[actix_web::test]
 async fn a_stream_token_opens_a_discovery_stream_and_no_other() {
     let app = spawn_app().await;
     let t = app.tenant().await;
-    let _hangs = seller(
-        &app,
-        "Hangs",
-        Behaviour {
-            hang: true,
-            ..Behaviour::default()
-        },
-    )
-    .await;
-    let id = active_session(&app, &t).await;
-    let other = active_session(&app, &t).await;
+    let _hangs = hanging(&app).await;
+    let id = progressive_session(&app, &t).await;
+    let other = progressive_session(&app, &t).await;
     let uid = app.conversation(&t, false).await;
 
-    let res = mint_for(&app, &t.key, &discovery_path(&id)).await;
+    let res = mint(&app, &t.key, &discovery_path(&id)).await;
     assert_eq!(res.status, 201, "{}", res.body);
     assert_eq!(res.data()["stream"], json!(discovery_path(&id)));
     let token = res.data()["token"].as_str().unwrap().to_string();
@@ -385,7 +355,7 @@ async fn a_stream_token_opens_a_discovery_stream_and_no_other() {
         );
     }
     // A conversation's token does not open the discovery stream either.
-    let res = mint_for(&app, &t.key, &room_path(&uid)).await;
+    let res = mint(&app, &t.key, &room_path(&uid)).await;
     assert_eq!(res.status, 201, "{}", res.body);
     let room_token = res.data()["token"].as_str().unwrap();
     app.sse_with_token(&format!("{}?streamToken={room_token}", discovery_path(&id)))
@@ -401,19 +371,11 @@ async fn minting_for_a_discovery_stream_checks_the_session_is_the_callers() {
     let t = app.tenant().await;
     let mate = app.user_in(&t.account_id, "member", &[]).await;
     let stranger = app.tenant().await;
-    let _hangs = seller(
-        &app,
-        "Hangs",
-        Behaviour {
-            hang: true,
-            ..Behaviour::default()
-        },
-    )
-    .await;
-    let id = active_session(&app, &t).await;
+    let _hangs = hanging(&app).await;
+    let id = progressive_session(&app, &t).await;
 
     // Another account's session, or none: 404, as the stream itself answers.
-    mint_for(&app, &stranger.key, &discovery_path(&id))
+    mint(&app, &stranger.key, &discovery_path(&id))
         .await
         .assert_error(404, "NOT_FOUND");
     app.sse(&discovery_path(&id), &stranger.key, None)
@@ -421,7 +383,7 @@ async fn minting_for_a_discovery_stream_checks_the_session_is_the_callers() {
         .err()
         .unwrap()
         .assert_error(404, "NOT_FOUND");
-    mint_for(
+    mint(
         &app,
         &t.key,
         &discovery_path("disc_unknown0000000000000000"),
@@ -430,7 +392,7 @@ async fn minting_for_a_discovery_stream_checks_the_session_is_the_callers() {
     .assert_error(404, "NOT_FOUND");
     // Sessions belong to the account: a teammate may open it.
     assert_eq!(
-        mint_for(&app, &mate.key, &discovery_path(&id)).await.status,
+        mint(&app, &mate.key, &discovery_path(&id)).await.status,
         201
     );
     // Not a discovery id, or not a stream path: 400 naming `stream`.
@@ -439,7 +401,7 @@ async fn minting_for_a_discovery_stream_checks_the_session_is_the_callers() {
         format!("/api/v2/buyer/discovery/{id}/products"),
         format!("{}?since=1", discovery_path(&id)),
     ] {
-        let res = mint_for(&app, &t.key, &bad).await;
+        let res = mint(&app, &t.key, &bad).await;
         res.assert_error(400, "VALIDATION_ERROR");
         assert_eq!(res.body["error"]["field"], json!("stream"), "{bad}");
     }
@@ -449,17 +411,9 @@ async fn minting_for_a_discovery_stream_checks_the_session_is_the_callers() {
 async fn an_expired_discovery_stream_token_is_refused() {
     let app = spawn_app_with(|c| c.stream_token_ttl = Duration::ZERO).await;
     let t = app.tenant().await;
-    let _hangs = seller(
-        &app,
-        "Hangs",
-        Behaviour {
-            hang: true,
-            ..Behaviour::default()
-        },
-    )
-    .await;
-    let id = active_session(&app, &t).await;
-    let res = mint_for(&app, &t.key, &discovery_path(&id)).await;
+    let _hangs = hanging(&app).await;
+    let id = progressive_session(&app, &t).await;
+    let res = mint(&app, &t.key, &discovery_path(&id)).await;
     assert_eq!(res.status, 201, "{}", res.body);
     let token = res.data()["token"].as_str().unwrap();
     let refused = app
