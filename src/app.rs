@@ -10,9 +10,6 @@ use actix_web::{App, HttpServer, web};
 use anyhow::Context;
 use sea_orm::DatabaseConnection;
 use tracing_actix_web::TracingLogger;
-use utoipa::OpenApi;
-use utoipa_actix_web::service_config::ServiceConfig;
-use utoipa_actix_web::{AppExt, scope};
 
 use crate::config::Config;
 use crate::error::ApiError;
@@ -20,43 +17,31 @@ use crate::http::AppState;
 use crate::http::fallback::{self, RouteTable};
 use crate::http::json::{BodyLimit, DEFAULT_BODY_LIMIT};
 use crate::http::{cors, middleware};
-use crate::openapi::{ApiDoc, OpenApiJson};
+use crate::openapi::OpenApiJson;
 use crate::telemetry::RequestSpan;
 use crate::{auth, buyer, conversations, health, openapi};
 
-/// Every route under `/api/v2`, domain by domain.
+type ServiceConfig = web::ServiceConfig;
+
+/// Every route under `/api/v2`: the registry's operations and the two
+/// event streams.
 pub fn api_v2(cfg: &mut ServiceConfig) {
     crate::http::operations::configure_static(cfg);
-    auth::routes::configure(cfg);
     conversations::configure(cfg);
     crate::discovery::configure(cfg);
     crate::http::operations::configure_parameterised(cfg);
-    cfg.service(openapi::openapi_json);
+    cfg.route("/openapi.json", web::get().to(openapi::openapi_json));
 }
 
-/// The OpenAPI document of every registered route.
-pub fn openapi_document() -> utoipa::openapi::OpenApi {
-    let (_, mut doc) = App::new()
-        .into_utoipa_app()
-        .openapi(ApiDoc::openapi())
-        .configure(health::configure)
-        .service(scope("/api/v2").configure(api_v2))
-        .split_for_parts();
-    openapi::add_common_responses(&mut doc);
-    // Vocabularies (currency, country, zone lists...) are added as JSON.
-    match serde_json::to_value(&doc) {
-        Ok(mut value) => {
-            buyer::advertisers::openapi::document(&mut value);
-            buyer::catalogs::document(&mut value);
-            buyer::targeting::openapi::document(&mut value);
-            crate::http::streams::document(&mut value);
-            // Creating a conversation takes an optional body.
-            value["paths"]["/api/v2/assistant/conversations"]["post"]["requestBody"]["required"] =
-                serde_json::Value::Bool(false);
-            serde_json::from_value(value).unwrap_or(doc)
-        }
-        Err(_) => doc,
-    }
+/// The OpenAPI document, derived from the operation registry
+/// ([`openapi::document`]), with the vocabularies (currency, country, zone
+/// lists...) the derive cannot express.
+pub fn openapi_document() -> serde_json::Value {
+    let mut doc = openapi::document();
+    buyer::advertisers::openapi::document(&mut doc);
+    buyer::catalogs::document(&mut doc);
+    buyer::targeting::openapi::document(&mut doc);
+    doc
 }
 
 pub struct Application {
@@ -150,21 +135,15 @@ impl Application {
                 .wrap(Condition::new(metrics_on, from_fn(crate::metrics::track)))
                 .wrap(TracingLogger::<RequestSpan>::new())
                 .wrap(from_fn(middleware::redact_stream_token))
-                .into_utoipa_app()
                 .configure(health::configure)
-                .service(scope("/api/v2").configure(api_v2))
-                .map(|app| {
-                    // Not in the OpenAPI document: MCP has its own description.
-                    app.configure(|cfg| {
-                        crate::mcp::configure(cfg);
-                        // Not in the OpenAPI document either: the OAuth RFCs specify them.
-                        auth::oauth::configure(cfg);
-                        // The carrier's webhooks (signed; its own format).
-                        crate::phone::inbound::configure(cfg);
-                    })
-                })
+                .service(web::scope("/api/v2").configure(api_v2))
+                // Not in the OpenAPI document: MCP has its own description.
+                .configure(crate::mcp::configure)
+                // Not in the OpenAPI document either: the OAuth RFCs specify them.
+                .configure(auth::oauth::configure)
+                // The carrier's webhooks (signed; its own format).
+                .configure(crate::phone::inbound::configure)
                 .default_service(web::to(fallback::not_found))
-                .into_app()
         })
         // Small SSE frames and API responses go out at once instead of
         // waiting for the peer's delayed ACK (Nagle).

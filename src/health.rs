@@ -1,28 +1,22 @@
 //! Liveness and readiness probes (outside `/api/v2`, not rate limited).
 
-use actix_web::{HttpResponse, get, web};
+use actix_web::{HttpResponse, web};
 use serde_json::json;
-use utoipa_actix_web::service_config::ServiceConfig;
 
 use crate::http::AppState;
 
-pub fn configure(cfg: &mut ServiceConfig) {
-    cfg.service(healthz).service(readyz);
+/// Described in the OpenAPI document by `crate::openapi`.
+pub fn configure(cfg: &mut web::ServiceConfig) {
+    cfg.route("/healthz", web::get().to(healthz))
+        .route("/readyz", web::get().to(readyz));
 }
 
 /// The process is up.
-#[utoipa::path(tag = "health", responses((status = 200, description = "alive")))]
-#[get("/healthz")]
 pub async fn healthz() -> HttpResponse {
     HttpResponse::Ok().json(json!({ "data": { "status": "ok" }, "error": null }))
 }
 
 /// The database answers and, with several instances, the event bus works.
-#[utoipa::path(tag = "health", responses(
-    (status = 200, description = "ready"),
-    (status = 503, description = "database unreachable"),
-))]
-#[get("/readyz")]
 pub async fn readyz(state: web::Data<AppState>) -> HttpResponse {
     let ping = tokio::time::timeout(std::time::Duration::from_secs(2), state.db.ping()).await;
     if matches!(ping, Ok(Ok(()))) && !state.bus.is_healthy() {

@@ -5,7 +5,7 @@
 pub mod events;
 pub mod keys;
 pub mod oauth;
-pub mod routes;
+pub mod operations;
 pub mod service;
 pub mod stream_tokens;
 pub mod tenancy;

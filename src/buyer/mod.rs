@@ -29,7 +29,6 @@ pub(crate) fn nullable<'de, D: serde::Deserializer<'de>, T: serde::Deserialize<'
     Option::<T>::deserialize(d).map(Some)
 }
 use crate::error::ApiError;
-use crate::http::{ErrorEnvelope, ListEnvelope};
 use crate::ops::{
     Access, Ctx, Input, Nothing, Operation, OperationDef, Page, Paged, Pagination, Verb, def,
 };
@@ -59,7 +58,7 @@ pub fn register(
 }
 
 /// The buyer domain's own operations (each sub-domain lists its own).
-pub static OPERATIONS: &[&OperationDef] = &[&def::<ListAuditLogs>(&__path_list_audit_logs)];
+pub static OPERATIONS: &[&OperationDef] = &[&def::<ListAuditLogs>()];
 
 pub struct ListAuditLogs;
 
@@ -91,18 +90,3 @@ impl Operation for ListAuditLogs {
         Some(out.pagination)
     }
 }
-
-#[utoipa::path(
-    get,
-    path = "/buyer/audit-logs",
-    tag = "buyer",
-    security(("bearer" = [])),
-    params(Page<20, 200>),
-    responses(
-        (status = 200, body = ListEnvelope<Vec<audit::AuditEntry>>),
-        (status = 400, body = ErrorEnvelope),
-        (status = 401, body = ErrorEnvelope),
-    )
-)]
-#[allow(dead_code)]
-fn list_audit_logs() {}

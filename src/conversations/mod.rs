@@ -44,6 +44,6 @@ pub fn register(
 }
 
 /// Routes that are not operations: the event stream.
-pub fn configure(cfg: &mut utoipa_actix_web::service_config::ServiceConfig) {
+pub fn configure(cfg: &mut actix_web::web::ServiceConfig) {
     routes::configure(cfg);
 }

@@ -17,20 +17,19 @@ use super::rooms_handle;
 use super::service;
 use crate::caller::CallerInfo;
 use crate::error::ApiError;
-use crate::http::{Envelope, ErrorEnvelope, ListEnvelope};
 use crate::ops::{
     Access, Ctx, Input, Json, MaybeJson, Nothing, Operation, OperationDef, Page, Pagination,
     Params, Verb, def,
 };
 
 pub static OPERATIONS: &[&OperationDef] = &[
-    &def::<ListConversations>(&__path_list_conversations),
-    &def::<CreateConversation>(&__path_create_conversation),
-    &def::<RenameConversation>(&__path_rename_conversation),
-    &def::<SetConversationSharing>(&__path_set_conversation_sharing),
-    &def::<PostConversationMessage>(&__path_post_conversation_message),
-    &def::<GetConversationSettings>(&__path_get_conversation_settings),
-    &def::<UpdateConversationSettings>(&__path_update_conversation_settings),
+    &def::<ListConversations>(),
+    &def::<CreateConversation>(),
+    &def::<RenameConversation>(),
+    &def::<SetConversationSharing>(),
+    &def::<PostConversationMessage>(),
+    &def::<GetConversationSettings>(),
+    &def::<UpdateConversationSettings>(),
 ];
 
 #[derive(Debug, Deserialize, ToSchema)]
@@ -77,6 +76,9 @@ impl utoipa::PartialSchema for ListOut {
 }
 
 impl ToSchema for ListOut {
+    fn name() -> std::borrow::Cow<'static, str> {
+        <ConversationList as ToSchema>::name()
+    }
     fn schemas(
         schemas: &mut Vec<(
             String,
@@ -194,6 +196,8 @@ impl Operation for RenameConversation {
     const ACCESS: Access = Access::Write;
     const VERB: Verb = Verb::Patch;
     const PATH: &'static str = "/assistant/conversations/{conversationUid}/title";
+    const ERRORS: &'static [(u16, &'static str)] =
+        &[(403, "a teammate who is not the owner, or a read-only key")];
     type Path = Params<ConversationPath>;
     type Query = Nothing;
     type Body = Json<RenameConversationIn>;
@@ -343,6 +347,7 @@ impl Operation for GetConversationSettings {
     const ACCESS: Access = Access::Read;
     const VERB: Verb = Verb::Get;
     const PATH: &'static str = "/assistant/conversation-settings";
+    const ERRORS: &'static [(u16, &'static str)] = &[(403, "not an admin or super-admin")];
     type Path = Nothing;
     type Query = Nothing;
     type Body = Nothing;
@@ -369,6 +374,8 @@ impl Operation for UpdateConversationSettings {
     const ACCESS: Access = Access::Write;
     const VERB: Verb = Verb::Patch;
     const PATH: &'static str = "/assistant/conversation-settings";
+    const ERRORS: &'static [(u16, &'static str)] =
+        &[(403, "not an admin or super-admin, or a read-only key")];
     type Path = Nothing;
     type Query = Nothing;
     type Body = Json<SettingsPatch>;
@@ -390,120 +397,3 @@ impl Operation for UpdateConversationSettings {
         })
     }
 }
-
-// OpenAPI descriptions of the routes derived from the operations above.
-
-#[utoipa::path(
-    get,
-    path = "/assistant/conversations",
-    tag = "conversations",
-    security(("bearer" = [])),
-    params(Page<20, 100>),
-    responses(
-        (status = 200, body = ListEnvelope<ConversationList>),
-        (status = 400, body = ErrorEnvelope),
-        (status = 401, body = ErrorEnvelope),
-    )
-)]
-#[allow(dead_code)]
-fn list_conversations() {}
-
-#[utoipa::path(
-    post,
-    path = "/assistant/conversations",
-    tag = "conversations",
-    security(("bearer" = [])),
-    request_body(content = CreateConversationIn, description = "Optional: a request without a body creates with the defaults."),
-    responses(
-        (status = 201, body = Envelope<ConversationEnvelope>),
-        (status = 400, body = ErrorEnvelope),
-        (status = 401, body = ErrorEnvelope),
-        (status = 403, body = ErrorEnvelope, description = "read-only key"),
-    )
-)]
-#[allow(dead_code)]
-fn create_conversation() {}
-
-#[utoipa::path(
-    patch,
-    path = "/assistant/conversations/{conversationUid}/title",
-    tag = "conversations",
-    security(("bearer" = [])),
-    params(("conversationUid" = uuid::Uuid, Path)),
-    request_body = RenameConversationIn,
-    responses(
-        (status = 200, body = Envelope<ConversationEnvelope>),
-        (status = 400, body = ErrorEnvelope),
-        (status = 401, body = ErrorEnvelope),
-        (status = 403, body = ErrorEnvelope, description = "a teammate who is not the owner, or a read-only key"),
-        (status = 404, body = ErrorEnvelope),
-    )
-)]
-#[allow(dead_code)]
-fn rename_conversation() {}
-
-#[utoipa::path(
-    patch,
-    path = "/assistant/conversations/{conversationUid}/sharing",
-    tag = "conversations",
-    security(("bearer" = [])),
-    params(("conversationUid" = uuid::Uuid, Path)),
-    request_body = ShareConversationIn,
-    responses(
-        (status = 200, body = Envelope<ConversationEnvelope>),
-        (status = 400, body = ErrorEnvelope),
-        (status = 401, body = ErrorEnvelope),
-        (status = 403, body = ErrorEnvelope, description = "read-only key"),
-        (status = 404, body = ErrorEnvelope),
-    )
-)]
-#[allow(dead_code)]
-fn set_conversation_sharing() {}
-
-#[utoipa::path(
-    post,
-    path = "/assistant/conversations/{conversationUid}/messages",
-    tag = "conversations",
-    security(("bearer" = [])),
-    params(("conversationUid" = uuid::Uuid, Path)),
-    request_body = PostMessageIn,
-    responses(
-        (status = 201, body = Envelope<MessageEnvelope>),
-        (status = 400, body = ErrorEnvelope),
-        (status = 401, body = ErrorEnvelope),
-        (status = 403, body = ErrorEnvelope, description = "read-only key"),
-        (status = 404, body = ErrorEnvelope),
-    )
-)]
-#[allow(dead_code)]
-fn post_conversation_message() {}
-
-#[utoipa::path(
-    get,
-    path = "/assistant/conversation-settings",
-    tag = "conversations",
-    security(("bearer" = [])),
-    responses(
-        (status = 200, body = Envelope<SettingsOut>),
-        (status = 401, body = ErrorEnvelope),
-        (status = 403, body = ErrorEnvelope),
-    )
-)]
-#[allow(dead_code)]
-fn get_conversation_settings() {}
-
-#[utoipa::path(
-    patch,
-    path = "/assistant/conversation-settings",
-    tag = "conversations",
-    security(("bearer" = [])),
-    request_body = SettingsPatch,
-    responses(
-        (status = 200, body = Envelope<SettingsOut>),
-        (status = 400, body = ErrorEnvelope),
-        (status = 401, body = ErrorEnvelope),
-        (status = 403, body = ErrorEnvelope),
-    )
-)]
-#[allow(dead_code)]
-fn update_conversation_settings() {}

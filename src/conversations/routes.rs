@@ -1,20 +1,23 @@
 //! The conversation event stream route (the REST operations are derived
 //! from the registry, see `operations.rs`).
 
-use actix_web::{HttpRequest, HttpResponse, get, web};
+use actix_web::{HttpRequest, HttpResponse, web};
 use serde::Deserialize;
 use utoipa::IntoParams;
-use utoipa_actix_web::service_config::ServiceConfig;
 
 use super::model::ConversationUid;
 use super::{service, stream};
 use crate::error::{ApiError, ApiResult};
 use crate::http::AppState;
-use crate::http::{ApiQuery, ErrorEnvelope, StreamCaller};
+use crate::http::{ApiQuery, StreamCaller};
 use crate::sse::{self, Frame};
 
-pub fn configure(cfg: &mut ServiceConfig) {
-    cfg.service(conversation_events);
+/// Described in the OpenAPI document by `crate::openapi`.
+pub fn configure(cfg: &mut web::ServiceConfig) {
+    cfg.route(
+        crate::http::streams::CONVERSATION_EVENTS,
+        web::get().to(conversation_events),
+    );
 }
 
 #[derive(Deserialize, IntoParams)]
@@ -36,22 +39,6 @@ fn parse_cursor(raw: &str, field: &str) -> Result<i64, ApiError> {
 
 /// The room's event stream (`text/event-stream`): `ready`, `message.created`
 /// (with `id:` = sequence), `presence.changed`, `error`; `: ka` keep-alives.
-#[utoipa::path(
-    tag = "conversations",
-    security(("bearer" = [])),
-    params(
-        ("conversationUid" = uuid::Uuid, Path),
-        EventsQuery,
-        ("Last-Event-ID" = Option<String>, Header, description = "Resume after this sequence"),
-    ),
-    responses(
-        (status = 200, content_type = "text/event-stream", body = String),
-        (status = 400, body = ErrorEnvelope),
-        (status = 401, body = ErrorEnvelope),
-        (status = 404, body = ErrorEnvelope),
-    )
-)]
-#[get("/assistant/conversations/{conversationUid}/events")]
 pub async fn conversation_events(
     req: HttpRequest,
     state: web::Data<AppState>,

@@ -16,7 +16,6 @@ use super::operations::{
 use crate::buyer::advertisers::model::Issues;
 use crate::caller::CallerInfo;
 use crate::error::ApiError;
-use crate::http::{Envelope, ErrorEnvelope};
 use crate::ops::{Access, Ctx, Input, Json, Nothing, Operation, Verb};
 
 const DEFAULT_RESULTS: u64 = 50;
@@ -144,6 +143,16 @@ impl Operation for GetProducts {
     const ACCESS: Access = Access::Write;
     const VERB: Verb = Verb::Post;
     const PATH: &'static str = "/buyer/discovery/get-products";
+    const ERRORS: &'static [(u16, &'static str)] = &[
+        (
+            404,
+            "the advertiser, discovery session or proposal code is unknown to the caller",
+        ),
+        (
+            409,
+            "the session is still collecting results (refine once it completes)",
+        ),
+    ];
     type Path = Nothing;
     type Query = Nothing;
     type Body = Json<GetProductsIn>;
@@ -276,21 +285,3 @@ impl Operation for GetProducts {
         })
     }
 }
-
-#[utoipa::path(
-    post,
-    path = "/buyer/discovery/get-products",
-    tag = "discovery",
-    security(("bearer" = [])),
-    request_body = GetProductsIn,
-    responses(
-        (status = 200, body = Envelope<GetProductsOut>),
-        (status = 400, body = ErrorEnvelope),
-        (status = 401, body = ErrorEnvelope),
-        (status = 403, body = ErrorEnvelope),
-        (status = 404, body = ErrorEnvelope),
-        (status = 409, body = ErrorEnvelope),
-    )
-)]
-#[allow(dead_code)]
-pub(super) fn get_products() {}

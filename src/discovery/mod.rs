@@ -26,14 +26,14 @@ use crate::ops::{OperationDef, def};
 
 /// This domain's operations.
 pub static OPERATIONS: &[&OperationDef] = &[
-    &def::<storefronts::ListStorefronts>(&storefronts::__path_list_storefronts),
-    &def::<operations::DiscoverProducts>(&operations::__path_discover_products),
-    &def::<operations::BrowseDiscovery>(&operations::__path_browse_discovery),
-    &def::<selection::ListDiscoveryProducts>(&selection::__path_list_discovery_products),
-    &def::<selection::AddDiscoveryProducts>(&selection::__path_add_discovery_products),
-    &def::<selection::RemoveDiscoveryProducts>(&selection::__path_remove_discovery_products),
-    &def::<selection::SaveDiscoveryProposal>(&selection::__path_save_discovery_proposal),
-    &def::<agent_view::GetProducts>(&agent_view::__path_get_products),
+    &def::<storefronts::ListStorefronts>(),
+    &def::<operations::DiscoverProducts>(),
+    &def::<operations::BrowseDiscovery>(),
+    &def::<selection::ListDiscoveryProducts>(),
+    &def::<selection::AddDiscoveryProducts>(),
+    &def::<selection::RemoveDiscoveryProducts>(),
+    &def::<selection::SaveDiscoveryProposal>(),
+    &def::<agent_view::GetProducts>(),
 ];
 
 /// Starts this domain's handles: the seller client (one outbound worker and
@@ -85,6 +85,6 @@ pub fn register(
 }
 
 /// Routes that are not operations: the event stream.
-pub fn configure(cfg: &mut utoipa_actix_web::service_config::ServiceConfig) {
+pub fn configure(cfg: &mut actix_web::web::ServiceConfig) {
     routes::configure(cfg);
 }

@@ -22,7 +22,6 @@ use super::storefronts;
 use crate::buyer::advertisers::model::{self, Issues};
 use crate::caller::CallerInfo;
 use crate::error::ApiError;
-use crate::http::{Envelope, ErrorEnvelope};
 use crate::ops::{Access, Ctx, Input, Json, Nothing, Operation, Params, Query, Verb, progress};
 
 /// The longest wait without `waitMode: long`, and with it.
@@ -394,6 +393,9 @@ impl utoipa::PartialSchema for Discovered {
 }
 
 impl utoipa::ToSchema for Discovered {
+    fn name() -> std::borrow::Cow<'static, str> {
+        <DiscoveryOut as ToSchema>::name()
+    }
     fn schemas(
         schemas: &mut Vec<(
             String,
@@ -412,6 +414,16 @@ impl Operation for DiscoverProducts {
     const ACCESS: Access = Access::Write;
     const VERB: Verb = Verb::Post;
     const PATH: &'static str = "/buyer/discovery/discover-products";
+    const ERRORS: &'static [(u16, &'static str)] = &[
+        (
+            404,
+            "the advertiser, discovery session or proposal code is unknown to the caller",
+        ),
+        (
+            409,
+            "the session is still collecting results (refine once it completes)",
+        ),
+    ];
     type Path = Nothing;
     type Query = Nothing;
     type Body = Json<DiscoverProductsIn>;
@@ -685,37 +697,3 @@ impl Operation for BrowseDiscovery {
         snapshot(ctx, &session, window).await
     }
 }
-
-#[utoipa::path(
-    post,
-    path = "/buyer/discovery/discover-products",
-    tag = "discovery",
-    security(("bearer" = [])),
-    request_body = DiscoverProductsIn,
-    responses(
-        (status = 200, body = Envelope<DiscoveryOut>),
-        (status = 400, body = ErrorEnvelope),
-        (status = 401, body = ErrorEnvelope),
-        (status = 403, body = ErrorEnvelope),
-        (status = 404, body = ErrorEnvelope),
-        (status = 409, body = ErrorEnvelope),
-    )
-)]
-#[allow(dead_code)]
-pub(super) fn discover_products() {}
-
-#[utoipa::path(
-    get,
-    path = "/buyer/discovery/{discoveryId}/discover-products",
-    tag = "discovery",
-    security(("bearer" = [])),
-    params(("discoveryId" = String, Path), Window),
-    responses(
-        (status = 200, body = Envelope<DiscoveryOut>),
-        (status = 400, body = ErrorEnvelope),
-        (status = 401, body = ErrorEnvelope),
-        (status = 404, body = ErrorEnvelope),
-    )
-)]
-#[allow(dead_code)]
-pub(super) fn browse_discovery() {}

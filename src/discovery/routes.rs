@@ -4,22 +4,25 @@
 use std::future::Future;
 use std::pin::Pin;
 
-use actix_web::{HttpRequest, HttpResponse, get, web};
+use actix_web::{HttpRequest, HttpResponse, web};
 use chrono::Utc;
 use sea_orm::DatabaseConnection;
-use utoipa_actix_web::service_config::ServiceConfig;
 
 use super::operations::visible_session;
 use super::service;
 use super::session::{Sessions, frames, revision_seq};
 use crate::error::{ApiError, ApiResult};
 use crate::http::AppState;
-use crate::http::{ErrorEnvelope, StreamCaller};
+use crate::http::StreamCaller;
 use crate::ops::Ctx;
 use crate::sse::{self, Frame, ReplayPage, ReplaySource, StreamError};
 
-pub fn configure(cfg: &mut ServiceConfig) {
-    cfg.service(discovery_events);
+/// Described in the OpenAPI document by `crate::openapi`.
+pub fn configure(cfg: &mut web::ServiceConfig) {
+    cfg.route(
+        crate::http::streams::DISCOVERY_EVENTS,
+        web::get().to(discovery_events),
+    );
 }
 
 /// Published revisions after the client's cursor, as frames.
@@ -70,21 +73,6 @@ impl ReplaySource for RevisionReplay {
 /// A session's event stream (`text/event-stream`): `ready`, `revision` (with
 /// `id:` = revision; only the groups landed since the previous one),
 /// `complete` then the end, `error` then the end, `: ka` keep-alives.
-#[utoipa::path(
-    tag = "discovery",
-    security(("bearer" = [])),
-    params(
-        ("discoveryId" = String, Path),
-        ("Last-Event-ID" = Option<String>, Header, description = "Resume after this revision"),
-    ),
-    responses(
-        (status = 200, content_type = "text/event-stream", body = String),
-        (status = 400, body = ErrorEnvelope),
-        (status = 401, body = ErrorEnvelope),
-        (status = 404, body = ErrorEnvelope),
-    )
-)]
-#[get("/buyer/discovery/{discoveryId}/events")]
 pub async fn discovery_events(
     req: HttpRequest,
     state: web::Data<AppState>,

@@ -16,7 +16,6 @@ use super::service;
 use crate::buyer::advertisers::model::Issues;
 use crate::caller::CallerInfo;
 use crate::error::ApiError;
-use crate::http::{Envelope, ErrorEnvelope};
 use crate::ops::{Access, Ctx, Input, Json, Nothing, Operation, Params, Verb};
 
 /// Products per request to add or remove.
@@ -296,70 +295,3 @@ pub async fn proposal_snapshot(
         .ok_or_else(|| ApiError::not_found("proposal"))?;
     serde_json::value::RawValue::from_string(row.snapshot).map_err(ApiError::internal)
 }
-
-#[utoipa::path(
-    get,
-    path = "/buyer/discovery/{discoveryId}/products",
-    tag = "discovery",
-    security(("bearer" = [])),
-    params(("discoveryId" = String, Path)),
-    responses(
-        (status = 200, body = Envelope<ChosenProducts>),
-        (status = 401, body = ErrorEnvelope),
-        (status = 404, body = ErrorEnvelope),
-    )
-)]
-#[allow(dead_code)]
-pub(super) fn list_discovery_products() {}
-
-#[utoipa::path(
-    post,
-    path = "/buyer/discovery/{discoveryId}/products",
-    tag = "discovery",
-    security(("bearer" = [])),
-    params(("discoveryId" = String, Path)),
-    request_body = ProductIdsIn,
-    responses(
-        (status = 200, body = Envelope<ChosenProducts>),
-        (status = 400, body = ErrorEnvelope),
-        (status = 401, body = ErrorEnvelope),
-        (status = 403, body = ErrorEnvelope),
-        (status = 404, body = ErrorEnvelope),
-    )
-)]
-#[allow(dead_code)]
-pub(super) fn add_discovery_products() {}
-
-#[utoipa::path(
-    delete,
-    path = "/buyer/discovery/{discoveryId}/products",
-    tag = "discovery",
-    security(("bearer" = [])),
-    params(("discoveryId" = String, Path)),
-    request_body = ProductIdsIn,
-    responses(
-        (status = 200, body = Envelope<ChosenProducts>),
-        (status = 400, body = ErrorEnvelope),
-        (status = 401, body = ErrorEnvelope),
-        (status = 403, body = ErrorEnvelope),
-        (status = 404, body = ErrorEnvelope),
-    )
-)]
-#[allow(dead_code)]
-pub(super) fn remove_discovery_products() {}
-
-#[utoipa::path(
-    post,
-    path = "/buyer/discovery/{discoveryId}/proposals",
-    tag = "discovery",
-    security(("bearer" = [])),
-    params(("discoveryId" = String, Path)),
-    responses(
-        (status = 201, body = Envelope<ProposalOut>),
-        (status = 401, body = ErrorEnvelope),
-        (status = 403, body = ErrorEnvelope),
-        (status = 404, body = ErrorEnvelope),
-    )
-)]
-#[allow(dead_code)]
-pub(super) fn save_discovery_proposal() {}

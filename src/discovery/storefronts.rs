@@ -11,7 +11,6 @@ use entity::storefront;
 use super::seller::{AuthToken, StorefrontTarget};
 use crate::caller::CallerInfo;
 use crate::error::ApiError;
-use crate::http::{ErrorEnvelope, ListEnvelope};
 use crate::ops::{Access, Ctx, Input, Nothing, Operation, Page, Paged, Pagination, Verb};
 use crate::types::{OutboundUrl, UrlPolicy};
 
@@ -102,18 +101,3 @@ impl Operation for ListStorefronts {
         Some(out.pagination)
     }
 }
-
-#[utoipa::path(
-    get,
-    path = "/buyer/storefronts",
-    tag = "buyer",
-    security(("bearer" = [])),
-    params(Page<20, 100>),
-    responses(
-        (status = 200, body = ListEnvelope<Vec<StorefrontOut>>),
-        (status = 400, body = ErrorEnvelope),
-        (status = 401, body = ErrorEnvelope),
-    )
-)]
-#[allow(dead_code)]
-pub(super) fn list_storefronts() {}

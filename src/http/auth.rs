@@ -65,25 +65,6 @@ impl FromRequest for Caller {
     }
 }
 
-/// A caller allowed to write, for the few write routes that are not
-/// operations (the caller's own profile and keys): the same check as every
-/// operation's, made before the body is read.
-pub struct Writer(pub Caller);
-
-impl FromRequest for Writer {
-    type Error = ApiError;
-    type Future = LocalBoxFuture<'static, Result<Self, ApiError>>;
-
-    fn from_request(req: &HttpRequest, payload: &mut Payload) -> Self::Future {
-        let caller = Caller::from_request(req, payload);
-        Box::pin(async move {
-            let caller = caller.await?;
-            crate::ops::authorize(&caller, crate::ops::Access::Write)?;
-            Ok(Writer(caller))
-        })
-    }
-}
-
 /// The query parameter that carries a stream token.
 pub const STREAM_TOKEN_PARAM: &str = "streamToken";
 

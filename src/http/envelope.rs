@@ -1,4 +1,6 @@
-//! Success envelopes: `{data, error: null}` and, on lists, `meta.pagination`.
+//! The envelopes' parts as the OpenAPI document names them: `meta` of a
+//! list, the `error` object, the failure envelope. (Success envelopes are
+//! written by `http::operations::respond` around an operation's JSON.)
 
 use actix_web::http::{StatusCode, header};
 use actix_web::{HttpResponse, ResponseError};
@@ -7,22 +9,6 @@ use serde_json::json;
 use utoipa::ToSchema;
 
 use crate::error::{ApiError, Issue, Kind};
-
-#[derive(Serialize, ToSchema)]
-pub struct Envelope<T> {
-    pub data: T,
-    /// Always `null` on success.
-    #[schema(value_type = Option<ErrorBody>)]
-    pub error: Option<ErrorBody>,
-}
-
-#[derive(Serialize, ToSchema)]
-pub struct ListEnvelope<T> {
-    pub data: T,
-    #[schema(value_type = Option<ErrorBody>)]
-    pub error: Option<ErrorBody>,
-    pub meta: ListMeta,
-}
 
 #[derive(Serialize, ToSchema, Clone, Copy, Debug)]
 pub struct ListMeta {
@@ -57,30 +43,6 @@ pub struct ErrorEnvelope {
 #[derive(Serialize, ToSchema)]
 pub struct ValidationDetails {
     pub issues: Vec<Issue>,
-}
-
-pub fn respond<T: Serialize>(status: StatusCode, data: T) -> HttpResponse {
-    HttpResponse::build(status).json(Envelope { data, error: None })
-}
-
-pub fn ok<T: Serialize>(data: T) -> HttpResponse {
-    respond(StatusCode::OK, data)
-}
-
-pub fn created<T: Serialize>(data: T) -> HttpResponse {
-    respond(StatusCode::CREATED, data)
-}
-
-pub fn accepted<T: Serialize>(data: T) -> HttpResponse {
-    respond(StatusCode::ACCEPTED, data)
-}
-
-pub fn list<T: Serialize>(data: T, pagination: PaginationMeta) -> HttpResponse {
-    HttpResponse::Ok().json(ListEnvelope {
-        data,
-        error: None,
-        meta: ListMeta { pagination },
-    })
 }
 
 /// The HTTP edge of every domain error: its status (chosen here, from the

@@ -51,26 +51,6 @@ impl<T: DeserializeOwned + 'static> FromRequest for ApiJson<T> {
     }
 }
 
-/// Like [`ApiJson`], but an absent body (no bytes) means `T::default()`:
-/// for creates whose every field is optional.
-pub struct OptionalJson<T>(pub T);
-
-impl<T: DeserializeOwned + Default + 'static> FromRequest for OptionalJson<T> {
-    type Error = ApiError;
-    type Future = LocalBoxFuture<'static, Result<Self, ApiError>>;
-
-    fn from_request(req: &HttpRequest, payload: &mut Payload) -> Self::Future {
-        let body = read_body(req, payload, true);
-        Box::pin(async move {
-            let body = body.await?;
-            if body.is_empty() {
-                return Ok(OptionalJson(T::default()));
-            }
-            parse_json(&body).map(OptionalJson)
-        })
-    }
-}
-
 /// Reads a JSON body within the limit. With `allow_empty`, a request with no
 /// body at all may omit the content type.
 pub(crate) fn read_body(

@@ -8,15 +8,13 @@ pub mod fallback;
 pub mod json;
 pub mod middleware;
 pub mod operations;
-pub mod pagination;
 pub mod query;
 pub mod rate_limit;
 pub mod state;
 pub mod streams;
 
 pub use auth::{Caller, StreamCaller};
-pub use envelope::{Envelope, ErrorEnvelope, ListEnvelope, ListMeta, PaginationMeta};
-pub use json::{ApiJson, OptionalJson};
-pub use pagination::Page;
+pub use envelope::{ErrorEnvelope, ListMeta, PaginationMeta};
+pub use json::ApiJson;
 pub use query::ApiQuery;
 pub use state::AppState;

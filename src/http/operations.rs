@@ -1,6 +1,6 @@
 //! REST routes derived from the operation registry: one resource per
-//! operation, bound to its verb and path, documented by its OpenAPI
-//! description. The handler authenticates, checks the declared access
+//! operation, bound to its verb and path (the OpenAPI document describes
+//! the same declarations, see `crate::openapi`). The handler authenticates, checks the declared access
 //! before the body is read, hands the transport-neutral input to the
 //! operation and wraps its reply in the envelope.
 
@@ -9,7 +9,6 @@ use actix_web::dev::{AppService, HttpServiceFactory};
 use actix_web::http::{Method, StatusCode, header};
 use actix_web::{FromRequest, HttpRequest, HttpResponse, guard, web};
 use bytes::Bytes;
-use utoipa_actix_web::OpenApiFactory;
 
 use crate::error::ApiError;
 use crate::http::AppState;
@@ -17,7 +16,7 @@ use crate::http::Caller;
 use crate::http::json::read_body;
 use crate::ops::{BodyKind, OperationDef, RawInput, Reply, Verb, authorize};
 
-/// Registers `def` as a REST route (and its OpenAPI description).
+/// Registers `def` as a REST route.
 pub struct RestRoute(pub &'static OperationDef);
 
 fn method(verb: Verb) -> Method {
@@ -41,35 +40,19 @@ impl HttpServiceFactory for RestRoute {
     }
 }
 
-impl OpenApiFactory for RestRoute {
-    fn paths(&self) -> utoipa::openapi::path::Paths {
-        self.0.doc.paths()
-    }
-
-    fn schemas(
-        &self,
-        schemas: &mut Vec<(
-            String,
-            utoipa::openapi::RefOr<utoipa::openapi::schema::Schema>,
-        )>,
-    ) {
-        self.0.doc.schemas(schemas)
-    }
-}
-
 /// The registered operations whose paths have no parameters, as REST
 /// routes. They go ahead of every parameterised route: the router tries
 /// routes in order and matches a parameterised one with a regex, so a
 /// static path is found without running any, and it wins over a pattern
 /// that would also match it.
-pub fn configure_static(cfg: &mut utoipa_actix_web::service_config::ServiceConfig) {
+pub fn configure_static(cfg: &mut web::ServiceConfig) {
     for def in crate::ops::registry().filter(|d| !d.path.contains('{')) {
         cfg.service(RestRoute(def));
     }
 }
 
 /// The other registered operations as REST routes.
-pub fn configure_parameterised(cfg: &mut utoipa_actix_web::service_config::ServiceConfig) {
+pub fn configure_parameterised(cfg: &mut web::ServiceConfig) {
     for def in crate::ops::registry().filter(|d| d.path.contains('{')) {
         cfg.service(RestRoute(def));
     }

@@ -25,6 +25,8 @@ pub struct RawInput {
 pub trait Part: Sized + Send {
     /// Is the part required in a dispatcher call?
     const REQUIRED: bool = false;
+    /// Is it a page request (`take`/`skip`), answered with `meta.pagination`?
+    const PAGINATED: bool = false;
     fn from_raw(raw: &RawInput) -> Result<Self, ApiError>;
     fn schema() -> Option<Value>;
 }
@@ -35,6 +37,10 @@ pub trait BodyPart: Sized + Send {
     const KIND: super::BodyKind;
     fn from_body(body: Option<&bytes::Bytes>) -> Result<Self, ApiError>;
     fn schema() -> Option<Value>;
+    /// The schema for the OpenAPI document ([`super::schema::component`]).
+    fn doc_schema() -> Option<Value> {
+        Self::schema()
+    }
 }
 
 /// `T`'s self-contained schema ([`super::schema::of`]).
@@ -120,6 +126,9 @@ impl<T: DeserializeOwned + ToSchema + Send> BodyPart for Json<T> {
     fn schema() -> Option<Value> {
         schema_of::<T>()
     }
+    fn doc_schema() -> Option<Value> {
+        Some(super::schema::component::<T>())
+    }
 }
 
 /// A required JSON object body kept as its bytes, for an operation that
@@ -147,6 +156,9 @@ impl<S: ToSchema + Send> BodyPart for JsonBytes<S> {
     fn schema() -> Option<Value> {
         schema_of::<S>()
     }
+    fn doc_schema() -> Option<Value> {
+        Some(super::schema::component::<S>())
+    }
 }
 
 /// A JSON body that may be omitted (then `T::default()`).
@@ -165,5 +177,8 @@ impl<T: DeserializeOwned + ToSchema + Default + Send> BodyPart for MaybeJson<T> 
     }
     fn schema() -> Option<Value> {
         schema_of::<T>()
+    }
+    fn doc_schema() -> Option<Value> {
+        Some(super::schema::component::<T>())
     }
 }

@@ -3,8 +3,9 @@
 //! [`Operation`]: name, description, input parts (with their JSON Schema from
 //! the same Rust types), output, required [`Access`] and a handler over a
 //! narrow [`Ctx`]. Everything else is derived from that declaration: the
-//! REST route (`crate::http::operations`), the `{operation, pathParams,
-//! params, body}` dispatcher ([`dispatch`]) and the MCP tools.
+//! REST route (`crate::http::operations`), its OpenAPI description
+//! (`crate::openapi`), the `{operation, pathParams, params, body}`
+//! dispatcher ([`dispatch`]) and the MCP tools (`crate::mcp`).
 //!
 //! Nothing here knows about HTTP: the caller type lives in `auth`,
 //! pagination is a domain type, and envelopes are made at the edge.
@@ -109,6 +110,11 @@ pub trait Operation: Send + Sync + 'static {
     const PATH: &'static str;
     /// Success status: 200, or 201 for creations.
     const STATUS: u16 = 200;
+    /// Error statuses the OpenAPI description lists beyond those every
+    /// operation of its shape can answer (401; 400 with input; 403 unless
+    /// it only reads; 404 with path parameters; 413/415 with a body;
+    /// 429/500), or a more precise description of one of those.
+    const ERRORS: &'static [(u16, &'static str)] = &[];
 
     type Path: input::Part;
     type Query: input::Part;
@@ -190,9 +196,18 @@ pub struct OperationDef {
     pub call: CallFn,
     /// Does it take a body, and may the body be omitted?
     pub body: BodyKind,
-    /// Its OpenAPI description (a `#[utoipa::path]` in the domain module,
-    /// whose path and operation id a test checks against this declaration).
-    pub doc: &'static (dyn utoipa_actix_web::OpenApiFactory + Sync),
+    /// Success status.
+    pub status: u16,
+    /// Error statuses beyond the usual ones ([`Operation::ERRORS`]).
+    pub errors: &'static [(u16, &'static str)],
+    /// Does its query take `take`/`skip` (and its answer carry `meta`)?
+    pub paginated: bool,
+    /// The domain it belongs to (its module), the OpenAPI tag.
+    pub domain: fn() -> &'static str,
+    /// The body's and the output's schemas for the OpenAPI document: as
+    /// [`schema::component`] makes them, the crate's own types by name.
+    pub body_doc: fn() -> Option<Value>,
+    pub output_doc: fn() -> Value,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -214,9 +229,7 @@ impl std::fmt::Debug for OperationDef {
 }
 
 /// The type-erased declaration of `O`.
-pub const fn def<O: Operation>(
-    doc: &'static (dyn utoipa_actix_web::OpenApiFactory + Sync),
-) -> OperationDef {
+pub const fn def<O: Operation>() -> OperationDef {
     OperationDef {
         name: O::NAME,
         description: O::DESCRIPTION,
@@ -227,8 +240,21 @@ pub const fn def<O: Operation>(
         output_schema: schema::of::<O::Output>,
         call: call::<O>,
         body: <O::Body as input::BodyPart>::KIND,
-        doc,
+        status: O::STATUS,
+        errors: O::ERRORS,
+        paginated: <O::Query as input::Part>::PAGINATED,
+        domain: domain::<O>,
+        body_doc: <O::Body as input::BodyPart>::doc_schema,
+        output_doc: schema::component::<O::Output>,
     }
+}
+
+/// The module under the crate root that declares `O` (`buyer`, `auth`, ...).
+fn domain<O: Operation>() -> &'static str {
+    std::any::type_name::<O>()
+        .split("::")
+        .nth(1)
+        .unwrap_or("api")
 }
 
 fn input_schema<O: Operation>() -> Value {
@@ -274,6 +300,7 @@ fn call<O: Operation>(
 /// touches its own domain's list only.
 pub fn registry() -> impl Iterator<Item = &'static OperationDef> {
     [
+        crate::auth::operations::OPERATIONS,
         crate::buyer::advertisers::operations::OPERATIONS,
         crate::buyer::OPERATIONS,
         crate::buyer::campaigns::operations::OPERATIONS,

@@ -80,6 +80,7 @@ impl<const DEFAULT: u64, const MAX: u64> Page<DEFAULT, MAX> {
 }
 
 impl<const DEFAULT: u64, const MAX: u64> Part for Page<DEFAULT, MAX> {
+    const PAGINATED: bool = true;
     fn from_raw(raw: &RawInput) -> Result<Self, ApiError> {
         Self::parse(&raw.query)
     }
@@ -87,8 +88,10 @@ impl<const DEFAULT: u64, const MAX: u64> Part for Page<DEFAULT, MAX> {
         Some(json!({
             "type": "object",
             "properties": {
-                "take": {"type": "integer", "minimum": 1, "maximum": MAX, "default": DEFAULT},
-                "skip": {"type": "integer", "minimum": 0, "maximum": MAX_SKIP, "default": 0},
+                "take": {"type": "integer", "minimum": 1, "maximum": MAX, "default": DEFAULT,
+                    "description": format!("Page size, 1 to {MAX} (default {DEFAULT}).")},
+                "skip": {"type": "integer", "minimum": 0, "maximum": MAX_SKIP, "default": 0,
+                    "description": "Rows to skip (default 0)."},
             },
         }))
     }
@@ -125,6 +128,7 @@ impl<const DEFAULT: u64, const MAX: u64> OptionalPage<DEFAULT, MAX> {
 }
 
 impl<const DEFAULT: u64, const MAX: u64> Part for OptionalPage<DEFAULT, MAX> {
+    const PAGINATED: bool = true;
     fn from_raw(raw: &RawInput) -> Result<Self, ApiError> {
         Self::parse(&raw.query)
     }
@@ -155,21 +159,19 @@ impl<T: Serialize> Serialize for Paged<T> {
     }
 }
 
-impl<T: ToSchema> PartialSchema for Paged<T>
-where
-    Vec<T>: PartialSchema,
-{
+/// An array of `T` by name (`T` is among the named types it reaches).
+impl<T: ToSchema> PartialSchema for Paged<T> {
     fn schema() -> RefOr<Schema> {
-        <Vec<T> as PartialSchema>::schema()
+        utoipa::openapi::schema::ArrayBuilder::new()
+            .items(utoipa::openapi::Ref::from_schema_name(T::name()))
+            .into()
     }
 }
 
-impl<T: ToSchema> ToSchema for Paged<T>
-where
-    Vec<T>: PartialSchema,
-{
+impl<T: ToSchema> ToSchema for Paged<T> {
     fn schemas(schemas: &mut Vec<(String, RefOr<Schema>)>) {
-        <Vec<T> as ToSchema>::schemas(schemas)
+        schemas.push((T::name().into_owned(), T::schema()));
+        T::schemas(schemas);
     }
 }
 
@@ -185,6 +187,7 @@ impl<F, const DEFAULT: u64, const MAX: u64> Part for Filtered<F, DEFAULT, MAX>
 where
     F: serde::de::DeserializeOwned + ToSchema + Send,
 {
+    const PAGINATED: bool = true;
     fn from_raw(raw: &RawInput) -> Result<Self, ApiError> {
         Ok(Filtered {
             page: Page::parse(&raw.query)?,

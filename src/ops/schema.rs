@@ -14,14 +14,34 @@ use utoipa::ToSchema;
 use utoipa::openapi::RefOr;
 use utoipa::openapi::schema::Schema;
 
-const COMPONENTS: &str = "#/components/schemas/";
-const DEFS: &str = "#/$defs/";
+/// Where an OpenAPI document keeps named schemas.
+pub const COMPONENTS: &str = "#/components/schemas/";
+/// Where a self-contained schema keeps them.
+pub const DEFS: &str = "#/$defs/";
 
 /// `T`'s schema with the named types it reaches under `$defs`.
 pub fn of<T: ToSchema + ?Sized>() -> Value {
     let mut named = Vec::new();
     T::schemas(&mut named);
     resolve(T::schema(), named)
+}
+
+/// `T`'s schema for the OpenAPI document: a type of this crate that is not
+/// generic is named, i.e. the schema is a `$ref` to its name in `$defs`
+/// (which `crate::openapi` turns into `#/components/schemas`); any other
+/// (a list, a page, a primitive) is [`of`], written in place.
+pub fn component<T: ToSchema + ?Sized>() -> Value {
+    let rust = std::any::type_name::<T>();
+    let own = rust.starts_with(concat!(env!("CARGO_CRATE_NAME"), "::")) && !rust.contains('<');
+    if !own {
+        return of::<T>();
+    }
+    let name = T::name().into_owned();
+    let mut defs = Map::new();
+    let mut schema = of::<T>();
+    hoist(&mut schema, &mut defs);
+    defs.insert(name.clone(), schema);
+    with_defs(serde_json::json!({ "$ref": format!("{DEFS}{name}") }), defs)
 }
 
 /// `root` with its component refs pointing into its own `$defs`, which
@@ -42,16 +62,22 @@ pub fn resolve(root: RefOr<Schema>, named: Vec<(String, RefOr<Schema>)>) -> Valu
 
 /// Points component refs at `$defs`.
 fn retarget(schema: &mut Value) {
+    repoint(schema, COMPONENTS, DEFS);
+}
+
+/// Rewrites every `$ref` under `from` (e.g. [`DEFS`]) to the same name
+/// under `to` (e.g. [`COMPONENTS`]).
+pub fn repoint(schema: &mut Value, from: &str, to: &str) {
     match schema {
         Value::Object(map) => {
             if let Some(Value::String(r)) = map.get_mut("$ref")
-                && let Some(name) = r.strip_prefix(COMPONENTS)
+                && let Some(name) = r.strip_prefix(from)
             {
-                *r = format!("{DEFS}{name}");
+                *r = format!("{to}{name}");
             }
-            map.values_mut().for_each(retarget);
+            map.values_mut().for_each(|v| repoint(v, from, to));
         }
-        Value::Array(items) => items.iter_mut().for_each(retarget),
+        Value::Array(items) => items.iter_mut().for_each(|v| repoint(v, from, to)),
         _ => {}
     }
 }

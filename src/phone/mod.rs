@@ -25,8 +25,8 @@ use crate::ops::{OperationDef, def};
 
 /// This domain's operations.
 pub static OPERATIONS: &[&OperationDef] = &[
-    &def::<operations::SendSmsMessage>(&operations::__path_send_sms_message),
-    &def::<operations::SendRcsMessage>(&operations::__path_send_rcs_message),
+    &def::<operations::SendSmsMessage>(),
+    &def::<operations::SendRcsMessage>(),
 ];
 
 /// The text queue's handler with its carrier: the Telnyx HTTP adapter at

@@ -4,7 +4,6 @@ use super::model::{Channel, QueuedMessageData, TextMessageIn};
 use super::service;
 use crate::caller::CallerInfo;
 use crate::error::ApiError;
-use crate::http::{Envelope, ErrorEnvelope};
 use crate::ops::{Access, Ctx, Input, Json, Nothing, Operation, Verb};
 use crate::types::Permission;
 
@@ -17,6 +16,21 @@ impl Operation for SendSmsMessage {
     const VERB: Verb = Verb::Post;
     const PATH: &'static str = "/communications/messages";
     const STATUS: u16 = 202;
+    const ERRORS: &'static [(u16, &'static str)] = &[
+        (
+            400,
+            "VALIDATION_ERROR, LINE_NOT_MESSAGING, LINE_INACTIVE, RECIPIENT_OPTED_OUT, DESTINATION_NOT_ALLOWED, SENDING_LIMIT_EXCEEDED",
+        ),
+        (
+            404,
+            "account not enrolled in agent phone lines, or no such line in the account",
+        ),
+        (
+            409,
+            "requestId reused with different details or on the other channel",
+        ),
+        (503, "cannot safely queue; retry with the same requestId"),
+    ];
     type Path = Nothing;
     type Query = Nothing;
     type Body = Json<TextMessageIn>;
@@ -42,6 +56,18 @@ impl Operation for SendRcsMessage {
     const VERB: Verb = Verb::Post;
     const PATH: &'static str = "/communications/rcs/messages";
     const STATUS: u16 = 202;
+    const ERRORS: &'static [(u16, &'static str)] = &[
+        (400, "as SMS, plus RCS_AGENT_NOT_VERIFIED"),
+        (
+            404,
+            "account not enrolled in agent phone lines, or no such line in the account",
+        ),
+        (
+            409,
+            "requestId reused with different details or on the other channel",
+        ),
+        (503, "cannot safely queue; retry with the same requestId"),
+    ];
     type Path = Nothing;
     type Query = Nothing;
     type Body = Json<TextMessageIn>;
@@ -57,41 +83,3 @@ impl Operation for SendRcsMessage {
         Ok(QueuedMessageData { message })
     }
 }
-
-#[utoipa::path(
-    post,
-    path = "/communications/messages",
-    tag = "phone",
-    security(("bearer" = [])),
-    request_body = TextMessageIn,
-    responses(
-        (status = 202, body = Envelope<QueuedMessageData>, description = "durably queued (pending)"),
-        (status = 400, body = ErrorEnvelope, description = "VALIDATION_ERROR, LINE_NOT_MESSAGING, LINE_INACTIVE, RECIPIENT_OPTED_OUT, DESTINATION_NOT_ALLOWED, SENDING_LIMIT_EXCEEDED"),
-        (status = 401, body = ErrorEnvelope),
-        (status = 403, body = ErrorEnvelope, description = "the credential lacks platform:write"),
-        (status = 404, body = ErrorEnvelope, description = "account not enrolled in agent phone lines, or no such line in the account"),
-        (status = 409, body = ErrorEnvelope, description = "requestId reused with different details or on the other channel"),
-        (status = 503, body = ErrorEnvelope, description = "cannot safely queue; retry with the same requestId"),
-    )
-)]
-#[allow(dead_code)]
-pub(super) fn send_sms_message() {}
-
-#[utoipa::path(
-    post,
-    path = "/communications/rcs/messages",
-    tag = "phone",
-    security(("bearer" = [])),
-    request_body = TextMessageIn,
-    responses(
-        (status = 202, body = Envelope<QueuedMessageData>, description = "durably queued (pending), channel rcs"),
-        (status = 400, body = ErrorEnvelope, description = "as SMS, plus RCS_AGENT_NOT_VERIFIED"),
-        (status = 401, body = ErrorEnvelope),
-        (status = 403, body = ErrorEnvelope, description = "the credential lacks platform:write"),
-        (status = 404, body = ErrorEnvelope, description = "account not enrolled in agent phone lines, or no such line in the account"),
-        (status = 409, body = ErrorEnvelope, description = "requestId reused with different details or on the other channel"),
-        (status = 503, body = ErrorEnvelope, description = "cannot safely queue; retry with the same requestId"),
-    )
-)]
-#[allow(dead_code)]
-pub(super) fn send_rcs_message() {}

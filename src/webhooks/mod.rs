@@ -18,10 +18,10 @@ use crate::ops::{OperationDef, def};
 
 /// This domain's operations.
 pub static OPERATIONS: &[&OperationDef] = &[
-    &def::<operations::CreateWebhookSubscription>(&operations::__path_create_webhook_subscription),
-    &def::<operations::ListWebhookSubscriptions>(&operations::__path_list_webhook_subscriptions),
-    &def::<operations::DeleteWebhookSubscription>(&operations::__path_delete_webhook_subscription),
-    &def::<operations::ListWebhookDeliveries>(&operations::__path_list_webhook_deliveries),
+    &def::<operations::CreateWebhookSubscription>(),
+    &def::<operations::ListWebhookSubscriptions>(),
+    &def::<operations::DeleteWebhookSubscription>(),
+    &def::<operations::ListWebhookDeliveries>(),
 ];
 
 /// The webhook queue's handler (its own outbound client, whose timeout

@@ -7,7 +7,6 @@ use super::model::{DeliveryOut, SubscriptionCreate, SubscriptionData, Subscripti
 use super::service;
 use crate::caller::CallerInfo;
 use crate::error::ApiError;
-use crate::http::{Envelope, ErrorEnvelope, ListEnvelope};
 use crate::ops::{
     Access, Ctx, Input, Json, Nothing, Operation, OptionalPage, Page, Paged, Pagination, Params,
     Verb,
@@ -29,6 +28,10 @@ impl Operation for CreateWebhookSubscription {
     const VERB: Verb = Verb::Post;
     const PATH: &'static str = "/buyer/webhook-subscriptions";
     const STATUS: u16 = 201;
+    const ERRORS: &'static [(u16, &'static str)] = &[(
+        400,
+        "invalid url, secret or eventTypes (every problem in details.issues)",
+    )];
     type Path = Nothing;
     type Query = Nothing;
     type Body = Json<SubscriptionCreate>;
@@ -78,6 +81,7 @@ impl Operation for DeleteWebhookSubscription {
     const ACCESS: Access = Access::Write;
     const VERB: Verb = Verb::Delete;
     const PATH: &'static str = "/buyer/webhook-subscriptions/{subscriptionId}";
+    const ERRORS: &'static [(u16, &'static str)] = &[(404, "unknown, or another account's")];
     type Path = Params<SubscriptionPath>;
     type Query = Nothing;
     type Body = Nothing;
@@ -101,6 +105,7 @@ impl Operation for ListWebhookDeliveries {
     const ACCESS: Access = Access::Read;
     const VERB: Verb = Verb::Get;
     const PATH: &'static str = "/buyer/webhook-subscriptions/{subscriptionId}/deliveries";
+    const ERRORS: &'static [(u16, &'static str)] = &[(404, "unknown, or another account's")];
     type Path = Params<SubscriptionPath>;
     type Query = Page<20, 100>;
     type Body = Nothing;
@@ -118,68 +123,3 @@ impl Operation for ListWebhookDeliveries {
         Some(out.pagination)
     }
 }
-
-// OpenAPI descriptions of the routes derived from the operations above.
-
-#[utoipa::path(
-    post,
-    path = "/buyer/webhook-subscriptions",
-    tag = "webhooks",
-    security(("bearer" = [])),
-    request_body = SubscriptionCreate,
-    responses(
-        (status = 201, body = Envelope<SubscriptionData>),
-        (status = 400, body = ErrorEnvelope, description = "invalid url, secret or eventTypes (every problem in details.issues)"),
-        (status = 401, body = ErrorEnvelope),
-        (status = 403, body = ErrorEnvelope, description = "read-only key"),
-    )
-)]
-#[allow(dead_code)]
-pub(super) fn create_webhook_subscription() {}
-
-#[utoipa::path(
-    get,
-    path = "/buyer/webhook-subscriptions",
-    tag = "webhooks",
-    security(("bearer" = [])),
-    params(OptionalPage<20, 100>),
-    responses(
-        (status = 200, body = ListEnvelope<Vec<SubscriptionOut>>),
-        (status = 400, body = ErrorEnvelope),
-        (status = 401, body = ErrorEnvelope),
-    )
-)]
-#[allow(dead_code)]
-pub(super) fn list_webhook_subscriptions() {}
-
-#[utoipa::path(
-    delete,
-    path = "/buyer/webhook-subscriptions/{subscriptionId}",
-    tag = "webhooks",
-    security(("bearer" = [])),
-    params(("subscriptionId" = String, Path, description = "`wh_...`")),
-    responses(
-        (status = 200, body = Envelope<SubscriptionData>, description = "the subscription as it was when deleted"),
-        (status = 401, body = ErrorEnvelope),
-        (status = 403, body = ErrorEnvelope, description = "read-only key"),
-        (status = 404, body = ErrorEnvelope, description = "unknown, or another account's"),
-    )
-)]
-#[allow(dead_code)]
-pub(super) fn delete_webhook_subscription() {}
-
-#[utoipa::path(
-    get,
-    path = "/buyer/webhook-subscriptions/{subscriptionId}/deliveries",
-    tag = "webhooks",
-    security(("bearer" = [])),
-    params(("subscriptionId" = String, Path, description = "`wh_...`"), Page<20, 100>),
-    responses(
-        (status = 200, body = ListEnvelope<Vec<DeliveryOut>>),
-        (status = 400, body = ErrorEnvelope),
-        (status = 401, body = ErrorEnvelope),
-        (status = 404, body = ErrorEnvelope, description = "unknown, or another account's"),
-    )
-)]
-#[allow(dead_code)]
-pub(super) fn list_webhook_deliveries() {}

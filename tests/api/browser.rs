@@ -111,7 +111,8 @@ async fn open_stream(
     }
 }
 
-async fn mint(app: &TestApp, key: &str, stream: &str) -> Resp {
+/// `POST /api/v2/auth/stream-tokens {stream}` with `key`.
+pub(crate) async fn mint(app: &TestApp, key: &str, stream: &str) -> Resp {
     app.post(
         "/api/v2/auth/stream-tokens",
         key,
@@ -1060,6 +1061,56 @@ async fn a_browser_event_source_streams_cross_origin_and_resumes_by_itself_after
         json!(0)
     );
 
+    browser.quit().await;
+    page_server.stop(true).await;
+}
+
+/// A discovery stream opened by the browser's own EventSource with a
+/// token the page minted: its `ready` and first `revision` arrive.
+#[actix_web::test]
+async fn a_browser_event_source_opens_a_discovery_stream_with_a_token() {
+    if !browser_available() {
+        return;
+    }
+    let (page_origin, page_server) = serve_page().await;
+    let app = spawn_app_with(allow(&page_origin)).await;
+    let t = app.tenant().await;
+    let _hangs = crate::fake_seller::hanging(&app).await;
+    let id = crate::fake_seller::progressive_session(&app, &t).await;
+
+    let mut browser = Browser::launch().await;
+    browser.goto(&format!("{page_origin}/")).await;
+    let minted = browser
+        .eval(&format!(
+            "mintToken({}, {}, {})",
+            json!(app.address),
+            json!(t.key),
+            json!(format!("/api/v2/buyer/discovery/{id}/events"))
+        ))
+        .await;
+    assert_eq!(minted["status"], json!(201), "{minted}");
+    let url = format!(
+        "{}{}?streamToken={}",
+        app.address,
+        minted["body"]["data"]["stream"].as_str().unwrap(),
+        minted["body"]["data"]["token"].as_str().unwrap()
+    );
+    browser
+        .eval(&format!("openStream('discovery', {})", json!(url)))
+        .await;
+    let events = seen("discovery", "event");
+    browser
+        .wait(
+            "ready and a revision",
+            &format!(
+                "{events}.some(e => e.type === 'ready') && {events}.some(e => e.type === 'revision')"
+            ),
+        )
+        .await;
+    let ready = browser
+        .eval(&format!("{events}.find(e => e.type === 'ready').data"))
+        .await;
+    assert_eq!(ready, json!({"discoveryId": id}));
     browser.quit().await;
     page_server.stop(true).await;
 }

@@ -84,6 +84,33 @@ pub async fn seller(app: &crate::helpers::TestApp, name: &str, b: Behaviour) -> 
     (s, id)
 }
 
+/// A seller that never answers, registered: a progressive session stays
+/// active while it is held.
+pub async fn hanging(app: &crate::helpers::TestApp) -> FakeSeller {
+    let b = Behaviour {
+        hang: true,
+        ..Behaviour::default()
+    };
+    seller(app, "Hangs", b).await.0
+}
+
+/// A progressive discovery session of `t` for a new advertiser (its id).
+pub async fn progressive_session(
+    app: &crate::helpers::TestApp,
+    t: &crate::helpers::Tenant,
+) -> String {
+    let adv = crate::helpers::advertiser(app, t).await;
+    let res = app
+        .post(
+            "/api/v2/buyer/discovery/discover-products",
+            &t.key,
+            &json!({"advertiserId": adv, "progressive": true}),
+        )
+        .await;
+    assert_eq!(res.status, 200, "{}", res.body);
+    res.data()["discoveryId"].as_str().unwrap().to_string()
+}
+
 /// A valid AdCP 3.1 product with one fixed CPM price in EUR.
 pub fn product(id: &str, cpm: f64) -> Value {
     json!({

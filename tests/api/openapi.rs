@@ -45,6 +45,8 @@ async fn the_openapi_document_is_generated_and_covers_the_routes() {
         ("/api/v2/buyer/advertisers/{advertiserId}", "get"),
         ("/api/v2/buyer/advertisers/{advertiserId}", "put"),
         ("/api/v2/buyer/audit-logs", "get"),
+        ("/api/v2/auth/stream-tokens", "post"),
+        ("/api/v2/buyer/discovery/{discoveryId}/events", "get"),
     ] {
         assert!(
             paths.get(path).and_then(|p| p.get(method)).is_some(),
@@ -136,7 +138,8 @@ async fn every_documented_operation_is_routed() {
 }
 
 /// Every registered operation is documented at its own verb and path, under
-/// its own name, so the REST surface and the registry cannot drift apart.
+/// its own name, with its path parameters, its body and its success
+/// status, so the REST surface and the registry cannot drift apart.
 #[actix_web::test]
 async fn every_registered_operation_is_documented_under_its_name() {
     let doc = agentic_api::app::openapi_document();
@@ -151,9 +154,140 @@ async fn every_registered_operation_is_documented_under_its_name() {
             def.verb.as_str()
         );
         assert_eq!(op["operationId"], def.name, "{path}");
+        assert_eq!(op["description"], def.description, "{}", def.name);
+        assert_eq!(
+            op["security"],
+            serde_json::json!([{"bearer": []}]),
+            "{}",
+            def.name
+        );
         let schema = (def.input_schema)();
         assert_eq!(schema["type"], "object", "{}", def.name);
+        // Each `{parameter}` of the path is a required path parameter.
+        let params = op["parameters"].as_array().cloned().unwrap_or_default();
+        for name in def.path.split('/').filter_map(|s| s.strip_prefix('{')) {
+            let name = name.trim_end_matches('}');
+            assert!(
+                params
+                    .iter()
+                    .any(|p| p["name"] == name && p["in"] == "path" && p["required"] == true),
+                "{}: path parameter {name} not documented",
+                def.name
+            );
+        }
+        // A body is documented as the operation takes it.
+        match def.body {
+            agentic_api::ops::BodyKind::None => {
+                assert!(op.get("requestBody").is_none(), "{}", def.name)
+            }
+            kind => assert_eq!(
+                op["requestBody"]["required"],
+                kind == agentic_api::ops::BodyKind::Required,
+                "{}",
+                def.name
+            ),
+        }
+        // The success response is the envelope around the output.
+        let ok = &op["responses"][def.status.to_string()];
+        let envelope = &ok["content"]["application/json"]["schema"];
+        assert!(envelope["properties"]["data"].is_object(), "{}", def.name);
+        assert_eq!(
+            envelope["properties"].get("meta").is_some(),
+            def.paginated,
+            "{}",
+            def.name
+        );
+        assert!(op["responses"]["401"].is_object(), "{}", def.name);
+        if def.access.is_write() {
+            assert!(op["responses"]["403"].is_object(), "{}", def.name);
+        }
+        for (status, description) in def.errors {
+            assert_eq!(
+                op["responses"][status.to_string()]["description"],
+                *description,
+                "{}",
+                def.name
+            );
+        }
         seen += 1;
     }
     assert!(seen >= 12, "only {seen} operations registered");
+}
+
+/// Every `$ref` in the document names a schema it holds.
+#[actix_web::test]
+async fn no_reference_dangles() {
+    fn refs<'a>(v: &'a Value, out: &mut Vec<&'a str>) {
+        match v {
+            Value::Object(map) => {
+                if let Some(r) = map.get("$ref").and_then(Value::as_str) {
+                    out.push(r);
+                }
+                map.values().for_each(|v| refs(v, out));
+            }
+            Value::Array(items) => items.iter().for_each(|v| refs(v, out)),
+            _ => {}
+        }
+    }
+    let doc = agentic_api::app::openapi_document();
+    let mut found = Vec::new();
+    refs(&doc, &mut found);
+    assert!(!found.is_empty());
+    for r in found {
+        let name = r
+            .strip_prefix("#/components/schemas/")
+            .unwrap_or_else(|| panic!("{r} does not point at a component"));
+        assert!(
+            doc["components"]["schemas"].get(name).is_some(),
+            "{r} dangles"
+        );
+    }
+}
+
+/// The routes that are not operations are described too: the probes, this
+/// document and both event streams (which take a stream token too).
+#[actix_web::test]
+async fn the_other_routes_are_described() {
+    let doc = agentic_api::app::openapi_document();
+    for path in ["/healthz", "/readyz", "/api/v2/openapi.json"] {
+        assert!(doc["paths"][path]["get"].is_object(), "{path}");
+    }
+    for (path, param) in [
+        (
+            "/api/v2/assistant/conversations/{conversationUid}/events",
+            "conversationUid",
+        ),
+        (
+            "/api/v2/buyer/discovery/{discoveryId}/events",
+            "discoveryId",
+        ),
+    ] {
+        let op = &doc["paths"][path]["get"];
+        assert_eq!(
+            op["security"],
+            serde_json::json!([{"bearer": []}, {"streamToken": []}]),
+            "{path}"
+        );
+        assert!(
+            op["responses"]["200"]["content"]["text/event-stream"].is_object(),
+            "{path}"
+        );
+        assert!(
+            op["parameters"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|p| p["name"] == param && p["in"] == "path"),
+            "{path}"
+        );
+    }
+    let scheme = &doc["components"]["securitySchemes"]["streamToken"];
+    assert_eq!(scheme["name"], "streamToken");
+    assert!(
+        scheme["description"]
+            .as_str()
+            .unwrap()
+            .contains("expires no later than that access token"),
+        "{scheme}"
+    );
 }

@@ -14,7 +14,8 @@ use agentic_api::auth::tenancy;
 use agentic_api::bus::EventBus;
 use agentic_api::conversations::model::{Audience, Content, ConversationUid};
 
-use crate::fake_seller::{Behaviour, seller};
+use crate::browser::mint;
+use crate::fake_seller::{Behaviour, hanging, progressive_session, seller};
 use crate::helpers::*;
 use crate::oauth::{account, bearer, client, person, tokens_for};
 
@@ -309,4 +310,124 @@ async fn a_stream_token_minted_with_an_oauth_token_expires_with_it_and_so_does_i
     // The key's stream token opened a stream that goes on.
     let seq = app.say(&pat, &uid, "still here").await;
     assert_eq!(seq_of(&by_key.expect("message.created").await), seq);
+}
+
+// ------------------------------------------------ discovery stream tokens
+
+fn discovery_path(id: &str) -> String {
+    format!("/api/v2/buyer/discovery/{id}/events")
+}
+
+#[actix_web::test]
+async fn a_stream_token_opens_a_discovery_stream_and_no_other() {
+    let app = spawn_app().await;
+    let t = app.tenant().await;
+    let _hangs = hanging(&app).await;
+    let id = progressive_session(&app, &t).await;
+    let other = progressive_session(&app, &t).await;
+    let uid = app.conversation(&t, false).await;
+
+    let res = mint(&app, &t.key, &discovery_path(&id)).await;
+    assert_eq!(res.status, 201, "{}", res.body);
+    assert_eq!(res.data()["stream"], json!(discovery_path(&id)));
+    let token = res.data()["token"].as_str().unwrap().to_string();
+    let url = |path: &str| format!("{path}?streamToken={token}");
+
+    // Opens its stream without a header, as often as an EventSource retries.
+    for _ in 0..2 {
+        let mut s = app
+            .sse_with_token(&url(&discovery_path(&id)))
+            .await
+            .unwrap_or_else(|r| panic!("{} {}", r.status, r.body));
+        assert_eq!(s.expect("ready").await.data, json!({"discoveryId": id}));
+    }
+    // Not another session's stream of the same account, nor a conversation's.
+    for path in [discovery_path(&other), room_path(&uid)] {
+        let refused = app.sse_with_token(&url(&path)).await.err().unwrap();
+        refused.assert_error(401, "UNAUTHORIZED");
+        assert!(
+            refused.body["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("another stream"),
+            "{}",
+            refused.body
+        );
+    }
+    // A conversation's token does not open the discovery stream either.
+    let res = mint(&app, &t.key, &room_path(&uid)).await;
+    assert_eq!(res.status, 201, "{}", res.body);
+    let room_token = res.data()["token"].as_str().unwrap();
+    app.sse_with_token(&format!("{}?streamToken={room_token}", discovery_path(&id)))
+        .await
+        .err()
+        .unwrap()
+        .assert_error(401, "UNAUTHORIZED");
+}
+
+#[actix_web::test]
+async fn minting_for_a_discovery_stream_checks_the_session_is_the_callers() {
+    let app = spawn_app().await;
+    let t = app.tenant().await;
+    let mate = app.user_in(&t.account_id, "member", &[]).await;
+    let stranger = app.tenant().await;
+    let _hangs = hanging(&app).await;
+    let id = progressive_session(&app, &t).await;
+
+    // Another account's session, or none: 404, as the stream itself answers.
+    mint(&app, &stranger.key, &discovery_path(&id))
+        .await
+        .assert_error(404, "NOT_FOUND");
+    app.sse(&discovery_path(&id), &stranger.key, None)
+        .await
+        .err()
+        .unwrap()
+        .assert_error(404, "NOT_FOUND");
+    mint(
+        &app,
+        &t.key,
+        &discovery_path("disc_unknown0000000000000000"),
+    )
+    .await
+    .assert_error(404, "NOT_FOUND");
+    // Sessions belong to the account: a teammate may open it.
+    assert_eq!(
+        mint(&app, &mate.key, &discovery_path(&id)).await.status,
+        201
+    );
+    // Not a discovery id, or not a stream path: 400 naming `stream`.
+    for bad in [
+        discovery_path("not-a-session"),
+        format!("/api/v2/buyer/discovery/{id}/products"),
+        format!("{}?since=1", discovery_path(&id)),
+    ] {
+        let res = mint(&app, &t.key, &bad).await;
+        res.assert_error(400, "VALIDATION_ERROR");
+        assert_eq!(res.body["error"]["field"], json!("stream"), "{bad}");
+    }
+}
+
+#[actix_web::test]
+async fn an_expired_discovery_stream_token_is_refused() {
+    let app = spawn_app_with(|c| c.stream_token_ttl = Duration::ZERO).await;
+    let t = app.tenant().await;
+    let _hangs = hanging(&app).await;
+    let id = progressive_session(&app, &t).await;
+    let res = mint(&app, &t.key, &discovery_path(&id)).await;
+    assert_eq!(res.status, 201, "{}", res.body);
+    let token = res.data()["token"].as_str().unwrap();
+    let refused = app
+        .sse_with_token(&format!("{}?streamToken={token}", discovery_path(&id)))
+        .await
+        .err()
+        .unwrap();
+    refused.assert_error(401, "UNAUTHORIZED");
+    assert!(
+        refused.body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("expired"),
+        "{}",
+        refused.body
+    );
 }

@@ -8,17 +8,16 @@ use super::model::{AdvertiserCreate, AdvertiserOut, AdvertiserUpdate};
 use super::service;
 use crate::caller::CallerInfo;
 use crate::error::ApiError;
-use crate::http::{Envelope, ErrorEnvelope, ListEnvelope};
 use crate::ops::{
     Access, Ctx, Input, Json, Nothing, Operation, OperationDef, Page, Paged, Pagination, Params,
     Verb, def,
 };
 
 pub static OPERATIONS: &[&OperationDef] = &[
-    &def::<CreateAdvertiser>(&__path_create_advertiser),
-    &def::<GetAdvertiser>(&__path_get_advertiser),
-    &def::<UpdateAdvertiser>(&__path_update_advertiser),
-    &def::<ListAdvertisers>(&__path_list_advertisers),
+    &def::<CreateAdvertiser>(),
+    &def::<GetAdvertiser>(),
+    &def::<UpdateAdvertiser>(),
+    &def::<ListAdvertisers>(),
 ];
 
 #[derive(Debug, Deserialize, ToSchema)]
@@ -83,6 +82,7 @@ impl Operation for UpdateAdvertiser {
     const ACCESS: Access = Access::Write;
     const VERB: Verb = Verb::Put;
     const PATH: &'static str = "/buyer/advertisers/{advertiserId}";
+    const ERRORS: &'static [(u16, &'static str)] = &[(409, "brand or currency locked")];
     type Path = Params<AdvertiserPath>;
     type Query = Nothing;
     type Body = Json<AdvertiserUpdate>;
@@ -122,71 +122,3 @@ impl Operation for ListAdvertisers {
         Some(out.pagination)
     }
 }
-
-// OpenAPI descriptions of the routes derived from the operations above.
-
-#[utoipa::path(
-    post,
-    path = "/buyer/advertisers",
-    tag = "buyer",
-    security(("bearer" = [])),
-    request_body = AdvertiserCreate,
-    responses(
-        (status = 201, body = Envelope<AdvertiserOut>),
-        (status = 400, body = ErrorEnvelope),
-        (status = 401, body = ErrorEnvelope),
-        (status = 403, body = ErrorEnvelope, description = "read-only key"),
-    )
-)]
-#[allow(dead_code)]
-fn create_advertiser() {}
-
-#[utoipa::path(
-    get,
-    path = "/buyer/advertisers/{advertiserId}",
-    tag = "buyer",
-    security(("bearer" = [])),
-    params(("advertiserId" = uuid::Uuid, Path)),
-    responses(
-        (status = 200, body = Envelope<AdvertiserOut>),
-        (status = 400, body = ErrorEnvelope),
-        (status = 401, body = ErrorEnvelope),
-        (status = 404, body = ErrorEnvelope),
-    )
-)]
-#[allow(dead_code)]
-fn get_advertiser() {}
-
-#[utoipa::path(
-    put,
-    path = "/buyer/advertisers/{advertiserId}",
-    tag = "buyer",
-    security(("bearer" = [])),
-    params(("advertiserId" = uuid::Uuid, Path)),
-    request_body = AdvertiserUpdate,
-    responses(
-        (status = 200, body = Envelope<AdvertiserOut>),
-        (status = 400, body = ErrorEnvelope),
-        (status = 401, body = ErrorEnvelope),
-        (status = 403, body = ErrorEnvelope, description = "read-only key"),
-        (status = 404, body = ErrorEnvelope),
-        (status = 409, body = ErrorEnvelope, description = "brand or currency locked"),
-    )
-)]
-#[allow(dead_code)]
-fn update_advertiser() {}
-
-#[utoipa::path(
-    get,
-    path = "/buyer/advertisers",
-    tag = "buyer",
-    security(("bearer" = [])),
-    params(Page<20, 100>),
-    responses(
-        (status = 200, body = ListEnvelope<Vec<AdvertiserOut>>),
-        (status = 400, body = ErrorEnvelope),
-        (status = 401, body = ErrorEnvelope),
-    )
-)]
-#[allow(dead_code)]
-fn list_advertisers() {}

@@ -9,21 +9,20 @@ use super::service;
 use crate::buyer::targeting::operations::Fields;
 use crate::caller::CallerInfo;
 use crate::error::ApiError;
-use crate::http::{Envelope, ErrorEnvelope, ListEnvelope};
 use crate::ops::{
-    Access, Ctx, Filtered, Input, Json, Nothing, Operation, OperationDef, Page, Paged, Pagination,
+    Access, Ctx, Filtered, Input, Json, Nothing, Operation, OperationDef, Paged, Pagination,
     Params, Query, Verb, def,
 };
 
 pub static OPERATIONS: &[&OperationDef] = &[
-    &def::<CreateCampaign>(&__path_create_campaign),
-    &def::<GetCampaign>(&__path_get_campaign),
-    &def::<ListCampaigns>(&__path_list_campaigns),
-    &def::<UpdateCampaign>(&__path_update_campaign),
-    &def::<PauseCampaign>(&__path_pause_campaign),
-    &def::<ResumeCampaign>(&__path_resume_campaign),
-    &def::<ArchiveCampaign>(&__path_archive_campaign),
-    &def::<RestoreCampaign>(&__path_restore_campaign),
+    &def::<CreateCampaign>(),
+    &def::<GetCampaign>(),
+    &def::<ListCampaigns>(),
+    &def::<UpdateCampaign>(),
+    &def::<PauseCampaign>(),
+    &def::<ResumeCampaign>(),
+    &def::<ArchiveCampaign>(),
+    &def::<RestoreCampaign>(),
 ];
 
 #[derive(Debug, Deserialize, ToSchema)]
@@ -54,6 +53,10 @@ impl Operation for CreateCampaign {
     const VERB: Verb = Verb::Post;
     const PATH: &'static str = "/buyer/campaigns";
     const STATUS: u16 = 201;
+    const ERRORS: &'static [(u16, &'static str)] = &[
+        (400, "VALIDATION_ERROR or CURRENCY_MISMATCH"),
+        (404, "advertiser not found"),
+    ];
     type Path = Nothing;
     type Query = Nothing;
     type Body = Json<CampaignIn>;
@@ -145,6 +148,10 @@ impl Operation for UpdateCampaign {
     const ACCESS: Access = Access::Write;
     const VERB: Verb = Verb::Put;
     const PATH: &'static str = "/buyer/campaigns/{campaignId}";
+    const ERRORS: &'static [(u16, &'static str)] = &[
+        (400, "VALIDATION_ERROR or CURRENCY_MISMATCH"),
+        (409, "archived or completed"),
+    ];
     type Path = Params<CampaignPath>;
     type Query = Nothing;
     type Body = Json<CampaignIn>;
@@ -161,7 +168,7 @@ impl Operation for UpdateCampaign {
 
 /// The four status changes share one shape: a POST on the campaign's path.
 macro_rules! transition_op {
-    ($op:ident, $stub:ident, $name:literal, $path:literal, $t:expr, $desc:literal) => {
+    ($op:ident, $name:literal, $path:literal, $t:expr, $desc:literal) => {
         pub struct $op;
 
         impl Operation for $op {
@@ -170,6 +177,7 @@ macro_rules! transition_op {
             const ACCESS: Access = Access::Write;
             const VERB: Verb = Verb::Post;
             const PATH: &'static str = $path;
+            const ERRORS: &'static [(u16, &'static str)] = &[(409, "illegal transition")];
             type Path = Params<CampaignPath>;
             type Query = Nothing;
             type Body = Nothing;
@@ -183,29 +191,11 @@ macro_rules! transition_op {
                 service::transition(ctx, caller, &input.path.0.campaign_id, $t).await
             }
         }
-
-        #[utoipa::path(
-                    post,
-                    path = $path,
-                    tag = "buyer",
-                    security(("bearer" = [])),
-                    params(("campaignId" = String, Path)),
-                    responses(
-                        (status = 200, body = Envelope<CampaignEnvelope>),
-                        (status = 401, body = ErrorEnvelope),
-                        (status = 403, body = ErrorEnvelope, description = "read-only key"),
-                        (status = 404, body = ErrorEnvelope),
-                        (status = 409, body = ErrorEnvelope, description = "illegal transition"),
-                    )
-                )]
-        #[allow(dead_code)]
-        fn $stub() {}
     };
 }
 
 transition_op!(
     PauseCampaign,
-    pause_campaign,
     "pause_campaign",
     "/buyer/campaigns/{campaignId}/pause",
     Transition::Pause,
@@ -213,7 +203,6 @@ transition_op!(
 );
 transition_op!(
     ResumeCampaign,
-    resume_campaign,
     "resume_campaign",
     "/buyer/campaigns/{campaignId}/resume",
     Transition::Resume,
@@ -221,7 +210,6 @@ transition_op!(
 );
 transition_op!(
     ArchiveCampaign,
-    archive_campaign,
     "archive_campaign",
     "/buyer/campaigns/{campaignId}/archive",
     Transition::Archive,
@@ -229,78 +217,8 @@ transition_op!(
 );
 transition_op!(
     RestoreCampaign,
-    restore_campaign,
     "restore_campaign",
     "/buyer/campaigns/{campaignId}/restore",
     Transition::Restore,
     "Restore an archived campaign to where it was (a running one comes back PAUSED)."
 );
-
-// OpenAPI descriptions of the routes derived from the operations above.
-
-#[utoipa::path(
-    post,
-    path = "/buyer/campaigns",
-    tag = "buyer",
-    security(("bearer" = [])),
-    request_body = CampaignIn,
-    responses(
-        (status = 201, body = Envelope<CampaignEnvelope>),
-        (status = 400, body = ErrorEnvelope, description = "VALIDATION_ERROR or CURRENCY_MISMATCH"),
-        (status = 401, body = ErrorEnvelope),
-        (status = 403, body = ErrorEnvelope, description = "read-only key"),
-        (status = 404, body = ErrorEnvelope, description = "advertiser not found"),
-    )
-)]
-#[allow(dead_code)]
-fn create_campaign() {}
-
-#[utoipa::path(
-    get,
-    path = "/buyer/campaigns/{campaignId}",
-    tag = "buyer",
-    security(("bearer" = [])),
-    params(("campaignId" = String, Path), Fields),
-    responses(
-        (status = 200, body = Envelope<CampaignEnvelope>),
-        (status = 400, body = ErrorEnvelope),
-        (status = 401, body = ErrorEnvelope),
-        (status = 404, body = ErrorEnvelope),
-    )
-)]
-#[allow(dead_code)]
-fn get_campaign() {}
-
-#[utoipa::path(
-    get,
-    path = "/buyer/campaigns",
-    tag = "buyer",
-    security(("bearer" = [])),
-    params(Page<20, 100>, CampaignFilter),
-    responses(
-        (status = 200, body = ListEnvelope<Vec<CampaignOut>>),
-        (status = 400, body = ErrorEnvelope),
-        (status = 401, body = ErrorEnvelope),
-    )
-)]
-#[allow(dead_code)]
-fn list_campaigns() {}
-
-#[utoipa::path(
-    put,
-    path = "/buyer/campaigns/{campaignId}",
-    tag = "buyer",
-    security(("bearer" = [])),
-    params(("campaignId" = String, Path)),
-    request_body = CampaignIn,
-    responses(
-        (status = 200, body = Envelope<CampaignEnvelope>),
-        (status = 400, body = ErrorEnvelope, description = "VALIDATION_ERROR or CURRENCY_MISMATCH"),
-        (status = 401, body = ErrorEnvelope),
-        (status = 403, body = ErrorEnvelope, description = "read-only key"),
-        (status = 404, body = ErrorEnvelope),
-        (status = 409, body = ErrorEnvelope, description = "archived or completed"),
-    )
-)]
-#[allow(dead_code)]
-fn update_campaign() {}

@@ -11,18 +11,17 @@ use super::model::{
 use super::service;
 use crate::caller::CallerInfo;
 use crate::error::ApiError;
-use crate::http::{Envelope, ErrorEnvelope, ListEnvelope};
 use crate::ops::{
     Access, Ctx, Input, Json, MaybeJson, Nothing, Operation, OperationDef, Page, Paged, Pagination,
     Params, Verb, def,
 };
 
 pub static OPERATIONS: &[&OperationDef] = &[
-    &def::<SyncCatalogs>(&__path_sync_catalogs),
-    &def::<ListCatalogs>(&__path_list_catalogs),
-    &def::<RefreshCatalog>(&__path_refresh_catalog),
-    &def::<PreviewActivationPlan>(&__path_preview_catalog_activation_plan),
-    &def::<ExecuteActivationPlan>(&__path_execute_catalog_activation_plan),
+    &def::<SyncCatalogs>(),
+    &def::<ListCatalogs>(),
+    &def::<RefreshCatalog>(),
+    &def::<PreviewActivationPlan>(),
+    &def::<ExecuteActivationPlan>(),
 ];
 
 #[derive(Debug, Deserialize, ToSchema)]
@@ -50,6 +49,8 @@ impl Operation for SyncCatalogs {
     const ACCESS: Access = Access::Write;
     const VERB: Verb = Verb::Post;
     const PATH: &'static str = "/buyer/advertisers/{advertiserId}/catalogs/sync";
+    const ERRORS: &'static [(u16, &'static str)] =
+        &[(409, "a concurrent sync created a catalog of the same name")];
     type Path = Params<AdvertiserPath>;
     type Query = Nothing;
     type Body = Json<SyncCatalogsIn>;
@@ -99,6 +100,7 @@ impl Operation for RefreshCatalog {
     const ACCESS: Access = Access::Write;
     const VERB: Verb = Verb::Post;
     const PATH: &'static str = "/buyer/advertisers/{advertiserId}/catalogs/{catalogId}/refresh";
+    const ERRORS: &'static [(u16, &'static str)] = &[(409, "an inline catalog (nothing to fetch)")];
     type Path = Params<CatalogPath>;
     type Query = Nothing;
     type Body = MaybeJson<RefreshIn>;
@@ -124,6 +126,7 @@ impl Operation for PreviewActivationPlan {
     const VERB: Verb = Verb::Post;
     const PATH: &'static str =
         "/buyer/advertisers/{advertiserId}/catalogs/{catalogId}/activation-plan/preview";
+    const ERRORS: &'static [(u16, &'static str)] = &[(409, "no synced version yet")];
     type Path = Params<CatalogPath>;
     type Query = Nothing;
     type Body = MaybeJson<PreviewIn>;
@@ -145,6 +148,7 @@ impl Operation for ExecuteActivationPlan {
     const VERB: Verb = Verb::Post;
     const PATH: &'static str =
         "/buyer/advertisers/{advertiserId}/catalogs/{catalogId}/activation-plan/execute";
+    const ERRORS: &'static [(u16, &'static str)] = &[(409, "no synced version yet")];
     type Path = Params<CatalogPath>;
     type Query = Nothing;
     type Body = MaybeJson<ExecuteIn>;
@@ -159,97 +163,3 @@ impl Operation for ExecuteActivationPlan {
         service::execute_plan(ctx, caller, &p.advertiser_id, &p.catalog_id, input.body.0).await
     }
 }
-
-// OpenAPI descriptions of the routes derived from the operations above.
-
-#[utoipa::path(
-    post,
-    path = "/buyer/advertisers/{advertiserId}/catalogs/sync",
-    tag = "buyer",
-    security(("bearer" = [])),
-    params(("advertiserId" = uuid::Uuid, Path)),
-    request_body = SyncCatalogsIn,
-    responses(
-        (status = 200, body = Envelope<SyncCatalogsOut>, description = "one result per catalog; a failed feed is a result with status failed"),
-        (status = 400, body = ErrorEnvelope),
-        (status = 401, body = ErrorEnvelope),
-        (status = 403, body = ErrorEnvelope, description = "read-only key"),
-        (status = 404, body = ErrorEnvelope),
-        (status = 409, body = ErrorEnvelope, description = "a concurrent sync created a catalog of the same name"),
-    )
-)]
-#[allow(dead_code)]
-fn sync_catalogs() {}
-
-#[utoipa::path(
-    get,
-    path = "/buyer/advertisers/{advertiserId}/catalogs",
-    tag = "buyer",
-    security(("bearer" = [])),
-    params(("advertiserId" = uuid::Uuid, Path), Page<20, 100>),
-    responses(
-        (status = 200, body = ListEnvelope<Vec<CatalogOut>>),
-        (status = 400, body = ErrorEnvelope),
-        (status = 401, body = ErrorEnvelope),
-        (status = 404, body = ErrorEnvelope),
-    )
-)]
-#[allow(dead_code)]
-fn list_catalogs() {}
-
-#[utoipa::path(
-    post,
-    path = "/buyer/advertisers/{advertiserId}/catalogs/{catalogId}/refresh",
-    tag = "buyer",
-    security(("bearer" = [])),
-    params(("advertiserId" = uuid::Uuid, Path), ("catalogId" = String, Path)),
-    request_body(content = RefreshIn, description = "Optional."),
-    responses(
-        (status = 200, body = Envelope<RefreshOut>),
-        (status = 400, body = ErrorEnvelope),
-        (status = 401, body = ErrorEnvelope),
-        (status = 403, body = ErrorEnvelope, description = "read-only key"),
-        (status = 404, body = ErrorEnvelope),
-        (status = 409, body = ErrorEnvelope, description = "an inline catalog (nothing to fetch)"),
-    )
-)]
-#[allow(dead_code)]
-fn refresh_catalog() {}
-
-#[utoipa::path(
-    post,
-    path = "/buyer/advertisers/{advertiserId}/catalogs/{catalogId}/activation-plan/preview",
-    tag = "buyer",
-    security(("bearer" = [])),
-    params(("advertiserId" = uuid::Uuid, Path), ("catalogId" = String, Path)),
-    request_body(content = PreviewIn, description = "Optional."),
-    responses(
-        (status = 200, body = Envelope<PlanOut>),
-        (status = 400, body = ErrorEnvelope),
-        (status = 401, body = ErrorEnvelope),
-        (status = 403, body = ErrorEnvelope, description = "read-only key"),
-        (status = 404, body = ErrorEnvelope),
-        (status = 409, body = ErrorEnvelope, description = "no synced version yet"),
-    )
-)]
-#[allow(dead_code)]
-fn preview_catalog_activation_plan() {}
-
-#[utoipa::path(
-    post,
-    path = "/buyer/advertisers/{advertiserId}/catalogs/{catalogId}/activation-plan/execute",
-    tag = "buyer",
-    security(("bearer" = [])),
-    params(("advertiserId" = uuid::Uuid, Path), ("catalogId" = String, Path)),
-    request_body(content = ExecuteIn, description = "Optional."),
-    responses(
-        (status = 200, body = Envelope<ExecutionOut>),
-        (status = 400, body = ErrorEnvelope),
-        (status = 401, body = ErrorEnvelope),
-        (status = 403, body = ErrorEnvelope, description = "read-only key"),
-        (status = 404, body = ErrorEnvelope),
-        (status = 409, body = ErrorEnvelope, description = "no synced version yet"),
-    )
-)]
-#[allow(dead_code)]
-fn execute_catalog_activation_plan() {}

@@ -13,7 +13,6 @@ use super::vocab::{self, SYSTEMS};
 use super::{render, scan};
 use crate::caller::CallerInfo;
 use crate::error::{ApiError, Issues};
-use crate::http::{Envelope, ErrorEnvelope, ListEnvelope};
 use crate::ops::input::{JsonBytes, Part, RawInput, parse_query};
 use crate::ops::{
     Access, Ctx, Input, Nothing, Operation, OperationDef, Page, Paged, Pagination, Params, Query,
@@ -21,9 +20,9 @@ use crate::ops::{
 };
 
 pub static OPERATIONS: &[&OperationDef] = &[
-    &def::<ResolveTargetingDimension>(&__path_resolve_targeting_dimension),
-    &def::<ListTargetingDimensionValues>(&__path_list_targeting_dimension_values),
-    &def::<ValidateTargeting>(&__path_validate_targeting),
+    &def::<ResolveTargetingDimension>(),
+    &def::<ListTargetingDimensionValues>(),
+    &def::<ValidateTargeting>(),
 ];
 
 /// Longest accepted name query.
@@ -98,6 +97,7 @@ impl Operation for ResolveTargetingDimension {
     const ACCESS: Access = Access::Read;
     const VERB: Verb = Verb::Get;
     const PATH: &'static str = "/buyer/targeting/dimensions/{system}/resolve";
+    const ERRORS: &'static [(u16, &'static str)] = &[(404, "unknown dimension")];
     type Path = Params<DimensionPath>;
     type Query = Query<ResolveQuery>;
     type Body = Nothing;
@@ -153,6 +153,7 @@ pub struct ValuesQuery {
 }
 
 impl Part for ValuesQuery {
+    const PAGINATED: bool = true;
     fn from_raw(raw: &RawInput) -> Result<Self, ApiError> {
         Ok(ValuesQuery {
             page: Page::parse(&raw.query)?,
@@ -184,6 +185,7 @@ impl Operation for ListTargetingDimensionValues {
     const ACCESS: Access = Access::Read;
     const VERB: Verb = Verb::Get;
     const PATH: &'static str = "/buyer/targeting/dimensions/{system}/values";
+    const ERRORS: &'static [(u16, &'static str)] = &[(404, "unknown dimension")];
     type Path = Params<DimensionPath>;
     type Query = ValuesQuery;
     type Body = Nothing;
@@ -302,6 +304,7 @@ impl Operation for ValidateTargeting {
     const ACCESS: Access = Access::Read;
     const VERB: Verb = Verb::Post;
     const PATH: &'static str = "/buyer/targeting/validate";
+    const ERRORS: &'static [(u16, &'static str)] = &[(400, "VALIDATION_ERROR with every issue")];
     type Path = Nothing;
     type Query = Query<Fields>;
     type Body = JsonBytes<ValidateTargetingIn<'static>>;
@@ -345,53 +348,3 @@ impl Operation for ValidateTargeting {
         render::validation(out)
     }
 }
-
-// OpenAPI descriptions of the routes derived from the operations above.
-
-#[utoipa::path(
-    get,
-    path = "/buyer/targeting/dimensions/{system}/resolve",
-    tag = "buyer",
-    security(("bearer" = [])),
-    params(("system" = String, Path, description = "nielsen_dma, countries, regions or languages"), ResolveQuery),
-    responses(
-        (status = 200, body = Envelope<TargetingResolution>),
-        (status = 400, body = ErrorEnvelope),
-        (status = 401, body = ErrorEnvelope),
-        (status = 404, body = ErrorEnvelope, description = "unknown dimension"),
-    )
-)]
-#[allow(dead_code)]
-fn resolve_targeting_dimension() {}
-
-#[utoipa::path(
-    get,
-    path = "/buyer/targeting/dimensions/{system}/values",
-    tag = "buyer",
-    security(("bearer" = [])),
-    params(("system" = String, Path, description = "nielsen_dma, countries, regions or languages"), Page<50, 200>, ValuesFilter),
-    responses(
-        (status = 200, body = ListEnvelope<Vec<TargetingLabel>>),
-        (status = 400, body = ErrorEnvelope),
-        (status = 401, body = ErrorEnvelope),
-        (status = 404, body = ErrorEnvelope, description = "unknown dimension"),
-    )
-)]
-#[allow(dead_code)]
-fn list_targeting_dimension_values() {}
-
-#[utoipa::path(
-    post,
-    path = "/buyer/targeting/validate",
-    tag = "buyer",
-    security(("bearer" = [])),
-    params(Fields),
-    request_body = ValidateTargetingIn,
-    responses(
-        (status = 200, body = Envelope<TargetingValidation>),
-        (status = 400, body = ErrorEnvelope, description = "VALIDATION_ERROR with every issue"),
-        (status = 401, body = ErrorEnvelope),
-    )
-)]
-#[allow(dead_code)]
-fn validate_targeting() {}
