@@ -18,18 +18,39 @@ use crate::http::fallback::{self, RouteTable};
 use crate::http::json::{BodyLimit, DEFAULT_BODY_LIMIT};
 use crate::http::{cors, middleware};
 use crate::openapi::OpenApiJson;
+use crate::ops::{Registry, StreamRoutes};
 use crate::telemetry::RequestSpan;
 use crate::{auth, buyer, conversations, health, openapi};
 
 type ServiceConfig = web::ServiceConfig;
 
+/// Every operation this server offers, domain by domain.
+pub static OPERATIONS: Registry = Registry::new(&[
+    auth::operations::OPERATIONS,
+    buyer::advertisers::operations::OPERATIONS,
+    buyer::OPERATIONS,
+    buyer::campaigns::operations::OPERATIONS,
+    buyer::catalogs::operations::OPERATIONS,
+    buyer::targeting::operations::OPERATIONS,
+    conversations::OPERATIONS,
+    crate::discovery::OPERATIONS,
+    crate::webhooks::OPERATIONS,
+    crate::phone::OPERATIONS,
+]);
+
+/// Every event stream a stream token can open.
+pub static STREAMS: StreamRoutes = StreamRoutes::new(&[
+    &conversations::routes::STREAM,
+    &crate::discovery::routes::STREAM,
+]);
+
 /// Every route under `/api/v2`: the registry's operations and the two
 /// event streams.
 pub fn api_v2(cfg: &mut ServiceConfig) {
-    crate::http::operations::configure_static(cfg);
+    crate::http::operations::configure_static(cfg, OPERATIONS);
     conversations::configure(cfg);
     crate::discovery::configure(cfg);
-    crate::http::operations::configure_parameterised(cfg);
+    crate::http::operations::configure_parameterised(cfg, OPERATIONS);
     cfg.route("/openapi.json", web::get().to(openapi::openapi_json));
 }
 
@@ -37,7 +58,7 @@ pub fn api_v2(cfg: &mut ServiceConfig) {
 /// ([`openapi::document`]), with the vocabularies (currency, country, zone
 /// lists...) the derive cannot express.
 pub fn openapi_document() -> serde_json::Value {
-    let mut doc = openapi::document();
+    let mut doc = openapi::document(OPERATIONS);
     buyer::advertisers::openapi::document(&mut doc);
     buyer::catalogs::document(&mut doc);
     buyer::targeting::openapi::document(&mut doc);
@@ -288,6 +309,7 @@ fn assemble(db: DatabaseConnection, config: Config, bound: std::net::SocketAddr)
     let shutdown = tokio_util::sync::CancellationToken::new();
     let writes = crate::db::WriteGate::for_db(&db);
     let mut handles = crate::ops::context::Handles::default();
+    handles.insert(STREAMS);
     crate::conversations::register(&mut handles, &db, &bus, &config, &shutdown);
     crate::buyer::register(&mut handles, &db, &config);
     crate::discovery::register(&mut handles, &db, &writes, &bus, &config, &shutdown);
@@ -316,7 +338,16 @@ fn assemble(db: DatabaseConnection, config: Config, bound: std::net::SocketAddr)
         .self_limited(crate::phone::inbound::PATH),
     );
     let public_url = public_url.trim_end_matches('/').into();
-    let ctx = crate::ops::Ctx::new(db, bus, config, shutdown, writes, public_url, handles);
+    let ctx = crate::ops::Ctx {
+        db,
+        bus,
+        config,
+        shutdown,
+        writes,
+        public_url,
+        operations: OPERATIONS,
+        handles: handles.into(),
+    };
     AppState {
         ctx,
         auth,

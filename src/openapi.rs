@@ -22,7 +22,7 @@ use crate::error::Issue;
 use crate::http::envelope::{
     ErrorBody, ErrorEnvelope, ListMeta, PaginationMeta, ValidationDetails,
 };
-use crate::ops::{Access, BodyKind, OperationDef, schema};
+use crate::ops::{Access, BodyKind, OperationDef, Registry, schema};
 
 #[derive(OpenApi)]
 #[openapi(
@@ -43,19 +43,19 @@ use crate::ops::{Access, BodyKind, OperationDef, schema};
 )]
 pub struct ApiDoc;
 
-/// Where the REST routes live.
-pub const PREFIX: &str = "/api/v2";
+/// Every REST path is under this prefix.
+pub use crate::ops::streams::PREFIX;
 
 use crate::ops::schema::COMPONENTS;
 
 /// The document: the registry's operations, the other routes, the common
 /// error responses and the security schemes.
-pub fn document() -> Value {
+pub fn document(operations: Registry) -> Value {
     let mut doc = serde_json::to_value(ApiDoc::openapi()).unwrap_or_else(|_| json!({}));
     doc["openapi"] = json!("3.1.0");
     let mut components = Map::new();
     let mut paths = Map::new();
-    for def in crate::ops::registry() {
+    for def in operations.iter() {
         let item = paths
             .entry(format!("{PREFIX}{}", def.path))
             .or_insert_with(|| json!({}));
@@ -82,7 +82,7 @@ pub fn document() -> Value {
         }
     });
     add_common_responses(&mut doc);
-    crate::http::streams::document(&mut doc);
+    stream_token_scheme(&mut doc);
     doc
 }
 
@@ -310,7 +310,7 @@ fn routes() -> Vec<(String, &'static str, Value)> {
             ),
         ),
         (
-            format!("{PREFIX}{}", crate::http::streams::CONVERSATION_EVENTS),
+            format!("{PREFIX}{}", crate::conversations::routes::STREAM.template),
             "get",
             stream(
                 "conversation_events",
@@ -324,7 +324,7 @@ fn routes() -> Vec<(String, &'static str, Value)> {
             ),
         ),
         (
-            format!("{PREFIX}{}", crate::http::streams::DISCOVERY_EVENTS),
+            format!("{PREFIX}{}", crate::discovery::routes::STREAM.template),
             "get",
             stream(
                 "discovery_events",
@@ -426,4 +426,20 @@ pub async fn openapi_json(doc: web::Data<OpenApiJson>) -> HttpResponse {
     HttpResponse::Ok()
         .content_type("application/json")
         .body(doc.0.clone())
+}
+
+/// Describes the stream-token alternative to the bearer credential (the
+/// stream routes' own descriptions list it as their second scheme).
+fn stream_token_scheme(doc: &mut Value) {
+    doc["components"]["securitySchemes"]["streamToken"] = json!({
+        "type": "apiKey",
+        "in": "query",
+        "name": crate::http::auth::STREAM_TOKEN_PARAM,
+        "description": "A stream token from POST /api/v2/auth/stream-tokens, for clients that \
+            cannot send headers (a browser's EventSource). Valid for the one stream path it \
+            was minted for (a conversation's or a discovery session's events), until it \
+            expires (reconnects may reuse it). A token minted with an OAuth access token \
+            expires no later than that access token, and a stream it opened ends when the \
+            access token expires. A bearer credential, if sent, wins.",
+    });
 }

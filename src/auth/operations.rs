@@ -14,10 +14,9 @@ use entity::{api_key, user};
 
 use crate::auth::{AccountInfo, CallerInfo, UserInfo, stream_tokens};
 use crate::error::ApiError;
-use crate::http::streams::KnownStream;
 use crate::ops::{
     Access, Ctx, Input, Json, Nothing, Operation, OperationDef, Page, Paged, Pagination, Params,
-    Verb, def,
+    StreamRoutes, Verb, def,
 };
 use crate::types::Permission;
 
@@ -280,7 +279,7 @@ impl Operation for CreateStreamToken {
         caller: &CallerInfo,
         input: Input<Self>,
     ) -> Result<StreamTokenOut, ApiError> {
-        let stream = KnownStream::parse(&input.body.0.stream)?;
+        let stream = ctx.get::<StreamRoutes>()?.parse(&input.body.0.stream)?;
         stream.check_readable(ctx, caller).await?;
         let path = stream.path();
         let issued =

@@ -7,17 +7,31 @@ use utoipa::IntoParams;
 
 use super::model::ConversationUid;
 use super::{service, stream};
+use crate::caller::CallerInfo;
 use crate::error::{ApiError, ApiResult};
 use crate::http::AppState;
 use crate::http::{ApiQuery, StreamCaller};
+use crate::ops::{BoxFuture, Ctx, StreamRoute};
 use crate::sse::{self, Frame};
+
+/// The room's event stream, as stream tokens know it: its path and the
+/// route's own access check (the room must be visible to the caller).
+pub static STREAM: StreamRoute = StreamRoute {
+    template: "/assistant/conversations/{conversationUid}/events",
+    check: readable,
+};
+
+fn readable(ctx: Ctx, caller: CallerInfo, uid: String) -> BoxFuture<Result<(), ApiError>> {
+    Box::pin(async move {
+        let uid = ConversationUid::parse(&uid)
+            .map_err(|_| ApiError::invalid("stream", "conversationUid must be a UUID"))?;
+        service::visible(&ctx.db, &caller, &uid).await.map(|_| ())
+    })
+}
 
 /// Described in the OpenAPI document by `crate::openapi`.
 pub fn configure(cfg: &mut web::ServiceConfig) {
-    cfg.route(
-        crate::http::streams::CONVERSATION_EVENTS,
-        web::get().to(conversation_events),
-    );
+    cfg.route(STREAM.template, web::get().to(conversation_events));
 }
 
 #[derive(Deserialize, IntoParams)]

@@ -8,21 +8,36 @@ use actix_web::{HttpRequest, HttpResponse, web};
 use chrono::Utc;
 use sea_orm::DatabaseConnection;
 
+use super::model::DiscoveryId;
 use super::operations::visible_session;
 use super::service;
 use super::session::{Sessions, frames, revision_seq};
+use crate::caller::CallerInfo;
 use crate::error::{ApiError, ApiResult};
 use crate::http::AppState;
 use crate::http::StreamCaller;
-use crate::ops::Ctx;
+use crate::ops::{BoxFuture, Ctx, StreamRoute};
 use crate::sse::{self, Frame, ReplayPage, ReplaySource, StreamError};
+
+/// A session's event stream, as stream tokens know it: its path and the
+/// route's own access check (the session must be the caller's account's).
+pub static STREAM: StreamRoute = StreamRoute {
+    template: "/buyer/discovery/{discoveryId}/events",
+    check: readable,
+};
+
+fn readable(ctx: Ctx, caller: CallerInfo, id: String) -> BoxFuture<Result<(), ApiError>> {
+    Box::pin(async move {
+        DiscoveryId::parse(&id, "stream").map_err(|_| {
+            ApiError::invalid("stream", "discoveryId must be a discovery id (disc_...)")
+        })?;
+        visible_session(&ctx, &caller, &id).await.map(|_| ())
+    })
+}
 
 /// Described in the OpenAPI document by `crate::openapi`.
 pub fn configure(cfg: &mut web::ServiceConfig) {
-    cfg.route(
-        crate::http::streams::DISCOVERY_EVENTS,
-        web::get().to(discovery_events),
-    );
+    cfg.route(STREAM.template, web::get().to(discovery_events));
 }
 
 /// Published revisions after the client's cursor, as frames.

@@ -12,7 +12,7 @@ use crate::auth::stream_tokens;
 use crate::caller::CallerInfo;
 use crate::error::ApiError;
 use crate::http::AppState;
-use crate::http::streams::KnownStream;
+use crate::ops::StreamRoutes;
 
 /// Cheap to clone; shared with the auth cache.
 #[derive(Debug, Clone)]
@@ -101,11 +101,13 @@ impl FromRequest for StreamCaller {
             .extensions()
             .get::<StreamTokenParam>()
             .map(|t| t.0.clone());
-        // Compared in canonical form when the path is a known stream.
-        let path = KnownStream::parse(req.path())
-            .map(|s| s.path())
-            .unwrap_or_else(|_| req.path().to_string());
         let state = req.app_data::<web::Data<AppState>>().cloned();
+        // Compared in canonical form when the path is a known stream.
+        let path = state
+            .as_ref()
+            .and_then(|s| s.get::<StreamRoutes>().ok())
+            .and_then(|routes| routes.parse(req.path()).ok())
+            .map_or_else(|| req.path().to_string(), |s| s.path());
         Box::pin(async move {
             let token = token.filter(|t| !t.is_empty()).ok_or_else(|| {
                 ApiError::Unauthorized(format!(

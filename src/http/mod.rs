@@ -11,7 +11,6 @@ pub mod operations;
 pub mod query;
 pub mod rate_limit;
 pub mod state;
-pub mod streams;
 
 pub use auth::{Caller, StreamCaller};
 pub use envelope::{ErrorEnvelope, ListMeta, PaginationMeta};

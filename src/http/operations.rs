@@ -14,7 +14,7 @@ use crate::error::ApiError;
 use crate::http::AppState;
 use crate::http::Caller;
 use crate::http::json::read_body;
-use crate::ops::{BodyKind, OperationDef, RawInput, Reply, Verb, authorize};
+use crate::ops::{BodyKind, OperationDef, RawInput, Registry, Reply, Verb, authorize};
 
 /// Registers `def` as a REST route.
 pub struct RestRoute(pub &'static OperationDef);
@@ -45,15 +45,15 @@ impl HttpServiceFactory for RestRoute {
 /// routes in order and matches a parameterised one with a regex, so a
 /// static path is found without running any, and it wins over a pattern
 /// that would also match it.
-pub fn configure_static(cfg: &mut web::ServiceConfig) {
-    for def in crate::ops::registry().filter(|d| !d.path.contains('{')) {
+pub fn configure_static(cfg: &mut web::ServiceConfig, operations: Registry) {
+    for def in operations.iter().filter(|d| !d.path.contains('{')) {
         cfg.service(RestRoute(def));
     }
 }
 
 /// The other registered operations as REST routes.
-pub fn configure_parameterised(cfg: &mut web::ServiceConfig) {
-    for def in crate::ops::registry().filter(|d| d.path.contains('{')) {
+pub fn configure_parameterised(cfg: &mut web::ServiceConfig, operations: Registry) {
+    for def in operations.iter().filter(|d| d.path.contains('{')) {
         cfg.service(RestRoute(def));
     }
 }

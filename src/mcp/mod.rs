@@ -54,11 +54,15 @@ pub struct Endpoints {
 impl Endpoints {
     pub fn new(state: &AppState) -> Self {
         let ctx = state.ctx.clone();
+        let list = Arc::new(tools::tools(state.operations));
         let buyer = endpoint(state, "/mcp/buyer", move || {
-            tools::BuyerTools::new(ctx.clone())
+            tools::BuyerTools::new(ctx.clone(), list.clone())
         });
         let ctx = state.ctx.clone();
-        let v3 = endpoint(state, "/mcp/v3", move || v3::V3Tools::new(ctx.clone()));
+        let list = Arc::new(v3::tools(state.operations));
+        let v3 = endpoint(state, "/mcp/v3", move || {
+            v3::V3Tools::new(ctx.clone(), list.clone())
+        });
         Endpoints {
             buyer: Arc::new(buyer),
             v3: Arc::new(v3),

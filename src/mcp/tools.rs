@@ -5,7 +5,7 @@
 //! so permissions and tenancy are the REST ones. No tool is written here:
 //! an operation added to the registry is a tool.
 
-use std::sync::{Arc, LazyLock};
+use std::sync::Arc;
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
@@ -26,29 +26,29 @@ use crate::ops::{self, Ctx, OperationCall, Pagination, schema};
 #[derive(Clone)]
 pub struct BuyerTools {
     ctx: Ctx,
+    /// [`tools`] of the ctx's registry, shared by every session.
+    tools: Arc<Vec<Tool>>,
 }
 
 impl BuyerTools {
-    pub fn new(ctx: Ctx) -> Self {
-        BuyerTools { ctx }
+    pub fn new(ctx: Ctx, tools: Arc<Vec<Tool>>) -> Self {
+        BuyerTools { ctx, tools }
     }
 }
 
-/// The registry as MCP tools (built once: the registry is static).
-pub fn tools() -> Vec<Tool> {
-    static TOOLS: LazyLock<Vec<Tool>> = LazyLock::new(|| {
-        ops::registry()
-            .map(|def| {
-                tool(
-                    def.name,
-                    def.description,
-                    (def.input_schema)(),
-                    (def.output_schema)(),
-                )
-            })
-            .collect()
-    });
-    TOOLS.clone()
+/// The registry as MCP tools (built once per app, see `crate::mcp::Endpoints`).
+pub fn tools(operations: ops::Registry) -> Vec<Tool> {
+    operations
+        .iter()
+        .map(|def| {
+            tool(
+                def.name,
+                def.description,
+                (def.input_schema)(),
+                (def.output_schema)(),
+            )
+        })
+        .collect()
 }
 
 /// A tool taking `input` and answering `data` as [`output_schema`] says.
@@ -244,7 +244,7 @@ impl ServerHandler for BuyerTools {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        Ok(ListToolsResult::with_all_items(tools()))
+        Ok(ListToolsResult::with_all_items(self.tools.as_ref().clone()))
     }
 
     async fn call_tool(
@@ -253,7 +253,7 @@ impl ServerHandler for BuyerTools {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let name = request.name.to_string();
-        if ops::find(&name).is_none() {
+        if self.ctx.operations.find(&name).is_none() {
             return Err(ErrorData::invalid_params(
                 format!("unknown tool {name:?}"),
                 None,

@@ -20,7 +20,7 @@
 //!
 //! Each tool's `outputSchema` is that of the operations behind it.
 
-use std::sync::{Arc, LazyLock};
+use std::sync::Arc;
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, Implementation, ListToolsResult,
@@ -37,7 +37,7 @@ use crate::buyer::campaigns::model::CampaignIn;
 use crate::buyer::campaigns::service::{self as campaigns, Save};
 use crate::caller::{AccountInfo, CallerInfo, UserInfo};
 use crate::error::ApiError;
-use crate::ops::{self, Ctx, OperationCall, schema};
+use crate::ops::{self, Ctx, OperationCall, Registry, schema};
 use crate::types::Permission;
 
 const TOOL_NAMES: &[&str] = &[
@@ -79,11 +79,13 @@ const CAMPAIGN_STEPS: &[&str] = &[
 #[derive(Clone)]
 pub struct V3Tools {
     ctx: Ctx,
+    /// [`tools`] of the ctx's registry, shared by every session.
+    tools: Arc<Vec<Tool>>,
 }
 
 impl V3Tools {
-    pub fn new(ctx: Ctx) -> Self {
-        V3Tools { ctx }
+    pub fn new(ctx: Ctx, tools: Arc<Vec<Tool>>) -> Self {
+        V3Tools { ctx, tools }
     }
 }
 
@@ -140,32 +142,29 @@ impl UserRef {
 }
 
 /// The output schema of `operations`' data: any of theirs.
-fn outputs<'a>(operations: impl IntoIterator<Item = &'a str>) -> Value {
+fn outputs<'a>(registry: Registry, operations: impl IntoIterator<Item = &'a str>) -> Value {
     schema::any_of(
         operations
             .into_iter()
-            .filter_map(ops::find)
+            .filter_map(|name| registry.find(name))
             .map(|d| (d.output_schema)()),
     )
 }
 
 /// The body schema of `operation`, standing alone.
-fn body_of(operation: &str) -> Value {
-    ops::find(operation)
+fn body_of(registry: Registry, operation: &str) -> Value {
+    registry
+        .find(operation)
         .and_then(|d| schema::part(&(d.input_schema)(), "/properties/body"))
         .unwrap_or_else(|| json!({"type": "object"}))
 }
 
-/// The v3 tools with their input and output schemas (built once).
-pub fn tools() -> Vec<Tool> {
-    static TOOLS: LazyLock<Vec<Tool>> = LazyLock::new(build);
-    TOOLS.clone()
-}
-
-fn build() -> Vec<Tool> {
+/// The v3 tools with their input and output schemas, from the operations
+/// behind them (built once per app, see `crate::mcp::Endpoints`).
+pub fn tools(registry: Registry) -> Vec<Tool> {
     let kinds = |list: Vec<&str>| json!({"type": "string", "enum": list});
     // save_advertiser takes create_advertiser's body, plus the id to update.
-    let mut body = body_of("create_advertiser");
+    let mut body = body_of(registry, "create_advertiser");
     if let Some(props) = body.get_mut("properties").and_then(Value::as_object_mut) {
         props.insert(
             "advertiserId".into(),
@@ -195,7 +194,7 @@ fn build() -> Vec<Tool> {
                 "required": ["type"],
                 "additionalProperties": false,
             }),
-            outputs(SEARCHES.iter().map(|s| s.1)),
+            outputs(registry, SEARCHES.iter().map(|s| s.1)),
         ),
         tool(
             "get",
@@ -209,26 +208,26 @@ fn build() -> Vec<Tool> {
                 "required": ["type", "id"],
                 "additionalProperties": false,
             }),
-            outputs(GETS.iter().map(|g| g.1)),
+            outputs(registry, GETS.iter().map(|g| g.1)),
         ),
         tool(
             "save_advertiser",
             "Create an advertiser, or update the one named by advertiserId with the fields given.",
             body,
-            outputs(["create_advertiser", "update_advertiser"]),
+            outputs(registry, ["create_advertiser", "update_advertiser"]),
         ),
         tool(
             "save_campaign",
             "Create a DRAFT campaign, or update the one named by campaignId with the fields given; isArchived and isPaused archive, restore, pause or resume it. All of it happens, or none.",
-            save_campaign_schema(),
-            outputs(CAMPAIGN_STEPS.iter().copied()),
+            save_campaign_schema(registry),
+            outputs(registry, CAMPAIGN_STEPS.iter().copied()),
         ),
     ]
 }
 
 /// create_campaign's body, plus the id to update and the v3 state flags.
-fn save_campaign_schema() -> Value {
-    let mut body = body_of("create_campaign");
+fn save_campaign_schema(registry: Registry) -> Value {
+    let mut body = body_of(registry, "create_campaign");
     if let Some(props) = body.get_mut("properties").and_then(Value::as_object_mut) {
         props.insert(
             "campaignId".into(),
@@ -511,7 +510,7 @@ impl V3Tools {
                 .await;
         }
         // Each step with the access its operation declares.
-        for def in steps.iter().filter_map(|s| ops::find(s)) {
+        for def in steps.iter().filter_map(|s| self.ctx.operations.find(s)) {
             ops::authorize(caller, def.access)?;
         }
         let saved = campaigns::save(&self.ctx, caller, save).await?;
@@ -542,7 +541,7 @@ impl ServerHandler for V3Tools {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        Ok(ListToolsResult::with_all_items(tools()))
+        Ok(ListToolsResult::with_all_items(self.tools.as_ref().clone()))
     }
 
     async fn call_tool(

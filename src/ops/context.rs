@@ -25,7 +25,20 @@ pub struct Ctx {
     pub writes: crate::db::WriteGate,
     /// `AGENTIC_PUBLIC_URL`, or `http://{bound address}`, without a final `/`.
     pub public_url: Arc<str>,
-    handles: Arc<HashMap<TypeId, Arc<dyn Any + Send + Sync>>>,
+    /// The operations this server offers (the dispatcher's and tools' list).
+    pub operations: super::Registry,
+    /// The domains' handles, by type (see [`Ctx::get`]).
+    pub handles: Registered,
+}
+
+/// Domain handles once the server is assembled, shared by every clone.
+#[derive(Clone, Default)]
+pub struct Registered(Arc<HashMap<TypeId, Arc<dyn Any + Send + Sync>>>);
+
+impl From<Handles> for Registered {
+    fn from(handles: Handles) -> Self {
+        Registered(Arc::new(handles.0))
+    }
 }
 
 /// Collects domain handles while the server is assembled.
@@ -39,29 +52,10 @@ impl Handles {
 }
 
 impl Ctx {
-    pub fn new(
-        db: DatabaseConnection,
-        bus: EventBus,
-        config: Arc<Config>,
-        shutdown: CancellationToken,
-        writes: crate::db::WriteGate,
-        public_url: Arc<str>,
-        handles: Handles,
-    ) -> Self {
-        Ctx {
-            db,
-            bus,
-            config,
-            shutdown,
-            writes,
-            public_url,
-            handles: Arc::new(handles.0),
-        }
-    }
-
     /// The handle a domain registered, by type.
     pub fn get<T: Any + Send + Sync>(&self) -> Result<&T, ApiError> {
         self.handles
+            .0
             .get(&TypeId::of::<T>())
             .and_then(|h| h.downcast_ref::<T>())
             .ok_or_else(|| {

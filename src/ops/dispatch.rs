@@ -7,7 +7,7 @@ use std::sync::Arc;
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
-use super::{Ctx, RawInput, find, registry};
+use super::{Ctx, RawInput};
 use crate::caller::CallerInfo;
 use crate::error::ApiError;
 
@@ -50,8 +50,8 @@ pub async fn dispatch(
     caller: Arc<CallerInfo>,
     call: OperationCall,
 ) -> Result<OperationOutput, ApiError> {
-    let Some(def) = find(&call.operation) else {
-        let known: Vec<&str> = registry().map(|d| d.name).collect();
+    let Some(def) = ctx.operations.find(&call.operation) else {
+        let known: Vec<&str> = ctx.operations.iter().map(|d| d.name).collect();
         return Err(ApiError::invalid(
             "operation",
             format!(

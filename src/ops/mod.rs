@@ -17,6 +17,7 @@ pub mod json;
 pub mod page;
 pub mod progress;
 pub mod schema;
+pub mod streams;
 
 use std::future::Future;
 use std::pin::Pin;
@@ -33,6 +34,7 @@ pub use context::Ctx;
 pub use dispatch::{OperationCall, OperationOutput, dispatch};
 pub use input::{Json, MaybeJson, Nothing, Params, Query, RawInput};
 pub use page::{Filtered, OptionalPage, Page, Paged, Pagination};
+pub use streams::{KnownStream, StreamRoute, StreamRoutes};
 
 /// What an operation needs from the credential. Checked in one place
 /// ([`authorize`]) before any input is parsed or any row is read.
@@ -296,27 +298,30 @@ fn call<O: Operation>(
     })
 }
 
-/// Every registered operation, domain by domain. Adding an operation
-/// touches its own domain's list only.
-pub fn registry() -> impl Iterator<Item = &'static OperationDef> {
-    [
-        crate::auth::operations::OPERATIONS,
-        crate::buyer::advertisers::operations::OPERATIONS,
-        crate::buyer::OPERATIONS,
-        crate::buyer::campaigns::operations::OPERATIONS,
-        crate::buyer::catalogs::operations::OPERATIONS,
-        crate::buyer::targeting::operations::OPERATIONS,
-        crate::conversations::OPERATIONS,
-        crate::discovery::OPERATIONS,
-        crate::webhooks::OPERATIONS,
-        crate::phone::OPERATIONS,
-    ]
-    .into_iter()
-    .flatten()
-    .copied()
+/// The operations a server offers: the domains' lists, assembled at the
+/// top (`crate::app::OPERATIONS`), so nothing below the app names a domain.
+/// Adding an operation touches its own domain's list only.
+#[derive(Clone, Copy)]
+pub struct Registry(&'static [&'static [&'static OperationDef]]);
+
+impl Registry {
+    pub const fn new(lists: &'static [&'static [&'static OperationDef]]) -> Self {
+        Registry(lists)
+    }
+
+    /// Every operation, list by list.
+    pub fn iter(&self) -> impl Iterator<Item = &'static OperationDef> + use<> {
+        self.0.iter().flat_map(|list| list.iter().copied())
+    }
+
+    /// The operation named `name`.
+    pub fn find(&self, name: &str) -> Option<&'static OperationDef> {
+        self.iter().find(|d| d.name == name)
+    }
 }
 
-/// The operation named `name`.
-pub fn find(name: &str) -> Option<&'static OperationDef> {
-    registry().find(|d| d.name == name)
+impl std::fmt::Debug for Registry {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list().entries(self.iter().map(|d| d.name)).finish()
+    }
 }

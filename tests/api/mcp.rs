@@ -330,13 +330,18 @@ async fn every_operation_is_a_tool_with_the_registry_schema_and_rest_results() {
         .unwrap()
         .clone();
     let names: HashSet<&str> = tools.iter().map(|t| t["name"].as_str().unwrap()).collect();
-    let registry: HashSet<&str> = agentic_api::ops::registry().map(|d| d.name).collect();
+    let registry: HashSet<&str> = agentic_api::app::OPERATIONS
+        .iter()
+        .map(|d| d.name)
+        .collect();
     assert_eq!(names, registry, "one tool per operation, no other");
     let create = tools
         .iter()
         .find(|t| t["name"] == "create_advertiser")
         .unwrap();
-    let def = agentic_api::ops::find("create_advertiser").unwrap();
+    let def = agentic_api::app::OPERATIONS
+        .find("create_advertiser")
+        .unwrap();
     assert_eq!(create["inputSchema"], (def.input_schema)());
     assert_eq!(create["description"], def.description);
 

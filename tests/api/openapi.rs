@@ -145,7 +145,7 @@ async fn every_registered_operation_is_documented_under_its_name() {
     let doc = agentic_api::app::openapi_document();
     let doc = serde_json::to_value(&doc).unwrap();
     let mut seen = 0;
-    for def in agentic_api::ops::registry() {
+    for def in agentic_api::app::OPERATIONS.iter() {
         let path = format!("/api/v2{}", def.path);
         let op = &doc["paths"][&path][def.verb.as_str().to_ascii_lowercase()];
         assert!(

@@ -8,7 +8,8 @@ use std::sync::{Arc, LazyLock, Mutex};
 
 use actix_web::http::Method;
 
-use agentic_api::ops::{OperationDef, registry};
+use agentic_api::app::OPERATIONS;
+use agentic_api::ops::OperationDef;
 
 use crate::helpers::Resp;
 
@@ -16,7 +17,8 @@ use crate::helpers::Resp;
 /// whose template fits, the one with most fixed segments.
 fn operation_at(verb: &str, path: &str) -> Option<&'static OperationDef> {
     let segments: Vec<&str> = path.split('/').collect();
-    registry()
+    OPERATIONS
+        .iter()
         .filter(|d| d.verb.as_str() == verb)
         .filter(|d| {
             let template: Vec<&str> = d.path.split('/').collect();

@@ -7,7 +7,8 @@
 use actix_web::http::Method;
 use serde_json::{Value, json};
 
-use agentic_api::ops::{Access, registry};
+use agentic_api::app::OPERATIONS;
+use agentic_api::ops::Access;
 
 use crate::helpers::*;
 
@@ -140,7 +141,7 @@ async fn a_read_only_key_is_refused_every_write_and_writes_nothing() {
     ];
     let routes = write_routes(&doc, &ids);
     // Every registered write operation is among the documented routes.
-    for def in registry().filter(|d| d.access.is_write()) {
+    for def in OPERATIONS.iter().filter(|d| d.access.is_write()) {
         let documented = format!("/api/v2{}", def.path);
         assert!(
             doc["paths"][&documented]
@@ -260,7 +261,7 @@ async fn the_dispatcher_enforces_the_same_permission() {
         .await
         .unwrap()
         .unwrap();
-    for def in registry() {
+    for def in OPERATIONS.iter() {
         let call = serde_json::from_value(json!({"operation": def.name, "body": {}})).unwrap();
         let res = agentic_api::ops::dispatch(&app.state.ctx, caller.clone(), call).await;
         match def.access {

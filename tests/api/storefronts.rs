@@ -63,7 +63,11 @@ async fn storefronts_are_listed_in_pages_without_their_credentials() {
     assert_eq!(rest.body["meta"]["pagination"]["hasMore"], false);
 
     // The same list through the operation dispatcher's registry entry.
-    assert!(agentic_api::ops::find("list_storefronts").is_some());
+    assert!(
+        agentic_api::app::OPERATIONS
+            .find("list_storefronts")
+            .is_some()
+    );
 }
 
 #[actix_web::test]
