@@ -18,14 +18,20 @@ use crate::sse::{self, Frame};
 /// route's own access check (the room must be visible to the caller).
 pub static STREAM: StreamRoute = StreamRoute {
     template: "/assistant/conversations/{conversationUid}/events",
+    canonical: |uid| parse_uid(uid).map(|uid| uid.as_str().to_string()),
     check: readable,
 };
 
+fn parse_uid(uid: &str) -> Result<ConversationUid, ApiError> {
+    ConversationUid::parse(uid)
+        .map_err(|_| ApiError::invalid("stream", "conversationUid must be a UUID"))
+}
+
 fn readable(ctx: Ctx, caller: CallerInfo, uid: String) -> BoxFuture<Result<(), ApiError>> {
     Box::pin(async move {
-        let uid = ConversationUid::parse(&uid)
-            .map_err(|_| ApiError::invalid("stream", "conversationUid must be a UUID"))?;
-        service::visible(&ctx.db, &caller, &uid).await.map(|_| ())
+        service::visible(&ctx.db, &caller, &parse_uid(&uid)?)
+            .await
+            .map(|_| ())
     })
 }
 

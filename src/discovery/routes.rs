@@ -23,16 +23,18 @@ use crate::sse::{self, Frame, ReplayPage, ReplaySource, StreamError};
 /// route's own access check (the session must be the caller's account's).
 pub static STREAM: StreamRoute = StreamRoute {
     template: "/buyer/discovery/{discoveryId}/events",
+    canonical: |id| {
+        DiscoveryId::parse(id, "stream")
+            .map(|id| id.as_str().to_string())
+            .map_err(|_| {
+                ApiError::invalid("stream", "discoveryId must be a discovery id (disc_...)")
+            })
+    },
     check: readable,
 };
 
 fn readable(ctx: Ctx, caller: CallerInfo, id: String) -> BoxFuture<Result<(), ApiError>> {
-    Box::pin(async move {
-        DiscoveryId::parse(&id, "stream").map_err(|_| {
-            ApiError::invalid("stream", "discoveryId must be a discovery id (disc_...)")
-        })?;
-        visible_session(&ctx, &caller, &id).await.map(|_| ())
-    })
+    Box::pin(async move { visible_session(&ctx, &caller, &id).await.map(|_| ()) })
 }
 
 /// Described in the OpenAPI document by `crate::openapi`.

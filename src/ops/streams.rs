@@ -10,9 +10,9 @@ use crate::error::ApiError;
 /// Every REST path is under this prefix.
 pub const PREFIX: &str = "/api/v2";
 
-/// The route's access check for one value of its parameter: `Ok` when the
-/// caller may open the stream now, a 400 naming `stream` when the value is
-/// malformed, else a 404 (the route's own answers).
+/// The route's access check for the (canonical) value of its parameter:
+/// `Ok` when the caller may open the stream now, else the route's own
+/// answer (a 404).
 pub type Check = fn(Ctx, CallerInfo, String) -> BoxFuture<Result<(), ApiError>>;
 
 /// One event-stream route.
@@ -20,6 +20,8 @@ pub struct StreamRoute {
     /// Under [`PREFIX`], with one `{parameter}`, e.g.
     /// `/buyer/discovery/{discoveryId}/events`.
     pub template: &'static str,
+    /// The parameter's canonical spelling, or a 400 naming `stream`.
+    pub canonical: fn(&str) -> Result<String, ApiError>,
     pub check: Check,
 }
 
@@ -48,14 +50,10 @@ impl StreamRoutes {
     /// A stream path as a client names it (no scheme, host or query); a
     /// 400 naming `stream` when it is no stream route's.
     pub fn parse(&self, path: &str) -> Result<KnownStream, ApiError> {
-        self.0
+        let (route, value) = self
+            .0
             .iter()
-            .find_map(|route| {
-                route.parameter(path).map(|value| KnownStream {
-                    route,
-                    value: value.to_string(),
-                })
-            })
+            .find_map(|route| route.parameter(path).map(|value| (*route, value)))
             .ok_or_else(|| {
                 let known: Vec<String> = self
                     .0
@@ -69,7 +67,11 @@ impl StreamRoutes {
                         known.join(" or ")
                     ),
                 )
-            })
+            })?;
+        Ok(KnownStream {
+            route,
+            value: (route.canonical)(value)?,
+        })
     }
 }
 
@@ -113,20 +115,26 @@ mod tests {
         Box::pin(async { Ok(()) })
     }
 
+    fn lower(value: &str) -> Result<String, ApiError> {
+        Ok(value.to_ascii_lowercase())
+    }
+
     static A: StreamRoute = StreamRoute {
         template: "/a/{id}/events",
+        canonical: lower,
         check: open,
     };
     static B: StreamRoute = StreamRoute {
         template: "/b/{id}/events",
+        canonical: lower,
         check: open,
     };
     static ROUTES: StreamRoutes = StreamRoutes::new(&[&A, &B]);
 
     #[test]
-    fn a_path_is_parsed_by_its_route_and_written_back_the_same() {
+    fn a_path_is_parsed_by_its_route_and_written_back_canonical() {
         assert_eq!(
-            ROUTES.parse("/api/v2/b/x1/events").unwrap().path(),
+            ROUTES.parse("/api/v2/b/X1/events").unwrap().path(),
             "/api/v2/b/x1/events"
         );
         for bad in [
