@@ -8,8 +8,6 @@ pub mod openapi;
 pub mod operations;
 pub mod postal;
 pub mod raw;
-pub mod render;
-pub mod scan;
 pub mod vocab;
 
 pub use code::Code;
