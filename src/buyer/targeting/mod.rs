@@ -2,7 +2,6 @@
 //! the postal country/system pairing, effective targeting, and the
 //! dimension operations (resolve a name, list labels, validate).
 
-pub mod code;
 pub mod constraints;
 pub mod openapi;
 pub mod operations;
@@ -10,6 +9,5 @@ pub mod postal;
 pub mod raw;
 pub mod vocab;
 
-pub use code::Code;
 pub use constraints::{Constraints, EffectiveTargeting, MetroArea, PostalArea, parse_constraints};
 pub use vocab::metro_name;
