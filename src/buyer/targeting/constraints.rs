@@ -944,6 +944,30 @@ mod tests {
     }
 
     #[test]
+    fn the_reader_knows_the_keys_of_the_constraints_type() {
+        // The type is the schema: its keys (and which hold areas) are what
+        // the reader of raw constraints accepts, besides the alias.
+        let schema = crate::ops::schema::of::<Constraints>();
+        let props = schema["properties"].as_object().unwrap();
+        let mut keys: Vec<&str> = props.keys().map(String::as_str).collect();
+        let mut fields: Vec<&str> = FIELDS
+            .iter()
+            .copied()
+            .filter(|k| *k != "countries")
+            .collect();
+        keys.sort();
+        fields.sort();
+        assert_eq!(keys, fields);
+        let mut areas: Vec<&str> = props
+            .iter()
+            .filter(|(_, p)| p["items"].get("$ref").is_some())
+            .map(|(k, _)| k.as_str())
+            .collect();
+        areas.sort();
+        assert_eq!(areas, super::super::raw::AREA_KEYS);
+    }
+
+    #[test]
     fn normalises_and_merges() {
         let c = parse(json!({
             "countries": ["us", "US", "gb"],
