@@ -92,9 +92,9 @@ async fn handle(
 }
 
 /// `{data, error: null, meta?}` around the operation's serialized data. The
-/// data is already JSON, so its pieces are sent between the envelope's two
-/// ends as they are: neither parsed and written again nor copied into one
-/// buffer (the server copies each piece once, into its write buffer).
+/// data is already JSON, so it is sent between the envelope's two ends as it
+/// is: neither parsed and written again nor copied into one buffer (the
+/// server copies each piece once, into its write buffer).
 pub fn respond(reply: Reply) -> Result<HttpResponse, ApiError> {
     let meta = reply
         .pagination
@@ -109,14 +109,14 @@ pub fn respond(reply: Reply) -> Result<HttpResponse, ApiError> {
     }
     tail.push(b'}');
     let status = StatusCode::from_u16(reply.status).map_err(ApiError::internal)?;
-    let mut pieces = Vec::with_capacity(reply.data.0.len() + 2);
-    pieces.push(Bytes::from_static(b"{\"data\":"));
-    pieces.extend(reply.data.0);
-    pieces.push(Bytes::from(tail));
+    let pieces = [
+        Bytes::from_static(b"{\"data\":"),
+        reply.data,
+        Bytes::from(tail),
+    ];
     // Sent in turn, with the whole length announced (`Content-Length`).
     let len = pieces.iter().map(|p| p.len() as u64).sum();
-    let stream =
-        futures_util::stream::iter(pieces.into_iter().map(Ok::<_, std::convert::Infallible>));
+    let stream = futures_util::stream::iter(pieces.map(Ok::<_, std::convert::Infallible>));
     Ok(HttpResponse::build(status)
         .insert_header(header::ContentType::json())
         .body(SizedStream::new(len, stream)))

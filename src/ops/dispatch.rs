@@ -71,7 +71,7 @@ pub async fn dispatch(
         body,
     };
     let reply = (def.call)(ctx.clone(), caller, raw).await?;
-    let data = serde_json::from_slice(&reply.data.joined()).map_err(ApiError::internal)?;
+    let data = serde_json::from_slice(&reply.data).map_err(ApiError::internal)?;
     Ok(OperationOutput {
         data,
         meta: reply.pagination.map(|p| json!({ "pagination": p })),

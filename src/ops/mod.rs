@@ -140,41 +140,13 @@ pub trait Operation: Send + Sync + 'static {
     fn pagination(_out: &Self::Output) -> Option<Pagination> {
         None
     }
-
-    /// The output's JSON, as every transport sends it: serde's by default.
-    /// An operation whose answer repeats large parts may write them once
-    /// and share them between pieces.
-    fn render(out: &Self::Output) -> serde_json::Result<Rendered> {
-        serde_json::to_vec(out).map(Rendered::from)
-    }
-}
-
-/// An operation's JSON, in pieces that are sent in turn: an answer that
-/// repeats part of itself shares that text instead of copying it.
-#[derive(Debug, Clone, Default)]
-pub struct Rendered(pub Vec<bytes::Bytes>);
-
-impl From<Vec<u8>> for Rendered {
-    fn from(json: Vec<u8>) -> Rendered {
-        Rendered(vec![json.into()])
-    }
-}
-
-impl Rendered {
-    /// The whole text in one piece (copied only if it is in several).
-    pub fn joined(self) -> bytes::Bytes {
-        match <[bytes::Bytes; 1]>::try_from(self.0) {
-            Ok([one]) => one,
-            Err(pieces) => pieces.concat().into(),
-        }
-    }
 }
 
 /// A finished operation: serialized data plus list position.
 #[derive(Debug, Clone)]
 pub struct Reply {
     pub status: u16,
-    pub data: Rendered,
+    pub data: bytes::Bytes,
     pub pagination: Option<Pagination>,
 }
 
@@ -289,10 +261,10 @@ fn call<O: Operation>(
         };
         let out = O::run(&ctx, &caller, input).await?;
         let pagination = O::pagination(&out);
-        let data = O::render(&out).map_err(ApiError::internal)?;
+        let data = serde_json::to_vec(&out).map_err(ApiError::internal)?;
         Ok(Reply {
             status: O::STATUS,
-            data,
+            data: data.into(),
             pagination,
         })
     })

@@ -10,12 +10,10 @@
 //! `unsatisfiable`; an absent include list means "unrestricted".
 
 use foldhash::{HashMap, HashMapExt, HashSet, HashSetExt};
-
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use utoipa::ToSchema;
 
-use super::code::{Code, CodeSet};
 use super::raw::{Area, AreaObj, Field, List, Raw, Str};
 use super::{postal, vocab};
 use crate::buyer::advertisers::model::CHANNELS;
@@ -76,8 +74,7 @@ pub struct MetroArea {
     /// `nielsen_dma`.
     pub system: String,
     /// Numeric string codes, e.g. `"501"`.
-    #[schema(value_type = Vec<String>)]
-    pub values: Vec<Code>,
+    pub values: Vec<String>,
 }
 
 /// Postal codes of one country and system, e.g.
@@ -88,8 +85,7 @@ pub struct PostalArea {
     pub country: String,
     /// The system the country uses (see the pairing table).
     pub system: String,
-    #[schema(value_type = Vec<String>)]
-    pub values: Vec<Code>,
+    pub values: Vec<String>,
 }
 
 /// Normalised targeting constraints (snake_case keys, as the spec gives
@@ -99,22 +95,17 @@ pub struct PostalArea {
 pub struct Constraints {
     /// Canonical AdCP media channels.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    #[schema(value_type = Vec<String>)]
-    pub channels: Vec<Code>,
+    pub channels: Vec<String>,
     /// ISO 3166-1 alpha-2 (`countries` is accepted as its deprecated alias).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    #[schema(value_type = Vec<String>)]
-    pub geo_countries: Vec<Code>,
+    pub geo_countries: Vec<String>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    #[schema(value_type = Vec<String>)]
-    pub geo_countries_exclude: Vec<Code>,
+    pub geo_countries_exclude: Vec<String>,
     /// ISO 3166-2, e.g. `US-CA`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    #[schema(value_type = Vec<String>)]
-    pub geo_regions: Vec<Code>,
+    pub geo_regions: Vec<String>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    #[schema(value_type = Vec<String>)]
-    pub geo_regions_exclude: Vec<Code>,
+    pub geo_regions_exclude: Vec<String>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub geo_metros: Vec<MetroArea>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -125,34 +116,28 @@ pub struct Constraints {
     pub geo_postal_areas_exclude: Vec<PostalArea>,
     /// ISO 639-1.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    #[schema(value_type = Vec<String>)]
-    pub language: Vec<Code>,
+    pub language: Vec<String>,
     /// `desktop`, `mobile`, `tablet`, `ctv`, `dooh`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    #[schema(value_type = Vec<String>)]
-    pub device_type: Vec<Code>,
+    pub device_type: Vec<String>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    #[schema(value_type = Vec<String>)]
-    pub device_type_exclude: Vec<Code>,
+    pub device_type_exclude: Vec<String>,
     /// Operating systems, e.g. `ios`, `android`, `roku_os`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    #[schema(value_type = Vec<String>)]
-    pub device_platform: Vec<Code>,
+    pub device_platform: Vec<String>,
 }
 
-// Paths are built by concatenation: one is built for every area of every
-// validation, and `format!` measured several times the cost.
 fn join(base: &str, key: &str) -> String {
     if base.is_empty() {
         key.to_string()
     } else {
-        [base, ".", key].concat()
+        format!("{base}.{key}")
     }
 }
 
 /// `path[i]`.
 fn index(path: &str, i: usize) -> String {
-    [path, "[", itoa::Buffer::new().format(i), "]"].concat()
+    format!("{path}[{i}]")
 }
 
 /// A list of strings, each checked (and normalised) by `check`; duplicates
@@ -163,8 +148,8 @@ fn strings(
     path: &dyn Fn() -> String,
     max: usize,
     issues: &mut Issues,
-    check: impl Fn(&str) -> Result<Code, String>,
-) -> Vec<Code> {
+    check: impl Fn(&str) -> Result<String, String>,
+) -> Vec<String> {
     let List::Ok(items) = v else {
         issues.add(path(), "must be an array of strings");
         return vec![];
@@ -174,35 +159,33 @@ fn strings(
         return vec![];
     }
     let mut out = Vec::with_capacity(items.len());
-    let mut seen = CodeSet::with_capacity(items.len());
     for (i, item) in items.iter().enumerate() {
         let Str::Ok(s) = item else {
             issues.add(index(&path(), i), "must be a string");
             continue;
         };
         match check(s) {
-            Ok(code) => {
-                if seen.insert(&code) {
-                    out.push(code);
-                }
-            }
+            Ok(code) => out.push(code),
             Err(message) => issues.add(index(&path(), i), message),
         }
     }
+    dedup(&mut out);
     out
 }
 
 /// Drops repeated codes, keeping first occurrences in order.
-fn dedup(list: &mut Vec<Code>) {
+fn dedup(list: &mut Vec<String>) {
     if list.len() < 2 {
         return;
     }
-    let mut seen = CodeSet::with_capacity(list.len());
-    list.retain(|c| seen.insert(c));
+    let mut seen = HashSet::with_capacity(list.len());
+    let first: Vec<bool> = list.iter().map(|c| seen.insert(c.as_str())).collect();
+    let mut first = first.into_iter();
+    list.retain(|_| first.next().unwrap_or(true));
 }
 
-fn country(s: &str) -> Result<Code, String> {
-    let code = Code::upper(s.trim());
+fn country(s: &str) -> Result<String, String> {
+    let code = s.trim().to_ascii_uppercase();
     if vocab::is_country(&code) {
         Ok(code)
     } else {
@@ -210,8 +193,8 @@ fn country(s: &str) -> Result<Code, String> {
     }
 }
 
-fn region(s: &str) -> Result<Code, String> {
-    let code = Code::upper(s.trim());
+fn region(s: &str) -> Result<String, String> {
+    let code = s.trim().to_ascii_uppercase();
     if vocab::is_region(&code) {
         Ok(code)
     } else {
@@ -219,8 +202,8 @@ fn region(s: &str) -> Result<Code, String> {
     }
 }
 
-fn language(s: &str) -> Result<Code, String> {
-    let code = Code::lower(s.trim());
+fn language(s: &str) -> Result<String, String> {
+    let code = s.trim().to_ascii_lowercase();
     if vocab::is_language(&code) {
         Ok(code)
     } else {
@@ -231,9 +214,9 @@ fn language(s: &str) -> Result<Code, String> {
 fn one_of(
     list: &'static [&'static str],
     what: &'static str,
-) -> impl Fn(&str) -> Result<Code, String> {
+) -> impl Fn(&str) -> Result<String, String> {
     move |s| {
-        let v = Code::lower(s.trim());
+        let v = s.trim().to_ascii_lowercase();
         if list.contains(&v.as_str()) {
             Ok(v)
         } else {
@@ -270,8 +253,8 @@ fn area_values(
     obj: &AreaObj,
     at: &dyn Fn() -> String,
     issues: &mut Issues,
-    check: impl Fn(&str) -> Result<Code, String>,
-) -> Vec<Code> {
+    check: impl Fn(&str) -> Result<String, String>,
+) -> Vec<String> {
     let path = || join(&at(), "values");
     match &obj.values {
         None => {
@@ -302,16 +285,16 @@ fn area_items<'r, 'a>(v: &'r List<Area<'a>>, path: &str, issues: &mut Issues) ->
 
 /// Adds `area` to `areas`: its codes go into the area that is the `same`
 /// (without duplicates), else it is a new area, its strings moved in.
-fn merge<A: AsMut<Vec<Code>>>(areas: &mut Vec<A>, mut area: A, same: impl Fn(&A, &A) -> bool) {
+fn merge<A: AsMut<Vec<String>>>(areas: &mut Vec<A>, mut area: A, same: impl Fn(&A, &A) -> bool) {
     match areas.iter_mut().find(|a| same(a, &area)) {
         Some(existing) => {
             // `area` has no duplicates of its own (each list is deduplicated).
             let existing = existing.as_mut();
-            let fresh: Vec<Code> = {
-                let seen: CodeSet = existing.iter().collect();
+            let fresh: Vec<String> = {
+                let seen: HashSet<&str> = existing.iter().map(String::as_str).collect();
                 std::mem::take(area.as_mut())
                     .into_iter()
-                    .filter(|v| !seen.contains(v))
+                    .filter(|v| !seen.contains(v.as_str()))
                     .collect()
             };
             existing.extend(fresh);
@@ -320,29 +303,22 @@ fn merge<A: AsMut<Vec<Code>>>(areas: &mut Vec<A>, mut area: A, same: impl Fn(&A,
     }
 }
 
-impl AsMut<Vec<Code>> for MetroArea {
-    fn as_mut(&mut self) -> &mut Vec<Code> {
+impl AsMut<Vec<String>> for MetroArea {
+    fn as_mut(&mut self) -> &mut Vec<String> {
         &mut self.values
     }
 }
 
-impl AsMut<Vec<Code>> for PostalArea {
-    fn as_mut(&mut self) -> &mut Vec<Code> {
+impl AsMut<Vec<String>> for PostalArea {
+    fn as_mut(&mut self) -> &mut Vec<String> {
         &mut self.values
     }
 }
 
-/// A metro code: digits, trimmed. All digits as sent (the usual case) is
-/// checked on the words the code is built from, with no pass over its bytes.
-fn numeric(s: &str) -> Option<Code> {
-    let n = s.len();
-    if (1..16).contains(&n)
-        && let Some(code) = Code::with_digits(s, n, (1u16 << n) - 1)
-    {
-        return Some(code);
-    }
+/// A metro code: digits, trimmed.
+fn numeric(s: &str) -> Option<String> {
     let code = s.trim();
-    (!code.is_empty() && code.bytes().all(|b| b.is_ascii_digit())).then(|| Code::new(code))
+    (!code.is_empty() && code.bytes().all(|b| b.is_ascii_digit())).then(|| code.to_string())
 }
 
 fn metros(v: &List<Area>, path: &str, issues: &mut Issues) -> Vec<MetroArea> {
@@ -448,7 +424,7 @@ fn postal_areas(v: &List<Area>, path: &str, issues: &mut Issues) -> Vec<PostalAr
                     (Some(code), Some(system)) => {
                         let allowed = postal::systems_for(&code);
                         if allowed.contains(&system.as_str()) {
-                            Some((code.into(), system))
+                            Some((code, system))
                         } else {
                             issues.add(
                                 format!("{}.system", at()),
@@ -467,7 +443,7 @@ fn postal_areas(v: &List<Area>, path: &str, issues: &mut Issues) -> Vec<PostalAr
                 area_values(obj, &at, issues, |v| format.normalize(v))
             }
             // The format depends on the pair: only the shape can be checked.
-            None => area_values(obj, &at, issues, |v| Ok(Code::new(v))),
+            None => area_values(obj, &at, issues, |v| Ok(v.to_string())),
         };
         if let Some((country, system)) = pair {
             let area = PostalArea {
@@ -515,8 +491,8 @@ pub fn check_constraints(raw: &Raw, base: &str, issues: &mut Issues) -> Option<C
     }
     let list = |key: &str,
                 issues: &mut Issues,
-                check: &dyn Fn(&str) -> Result<Code, String>|
-     -> Vec<Code> {
+                check: &dyn Fn(&str) -> Result<String, String>|
+     -> Vec<String> {
         match raw.get(key) {
             Some(Field::Strings(v)) => strings(v, &|| at(key), MAX_LIST, issues, check),
             _ => vec![],
@@ -572,20 +548,15 @@ pub fn check_constraints(raw: &Raw, base: &str, issues: &mut Issues) -> Option<C
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 pub struct EffectiveTargeting {
     #[serde(skip_serializing_if = "Option::is_none")]
-    #[schema(value_type = Option<Vec<String>>)]
-    pub channels: Option<Vec<Code>>,
+    pub channels: Option<Vec<String>>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    #[schema(value_type = Option<Vec<String>>)]
-    pub geo_countries: Option<Vec<Code>>,
+    pub geo_countries: Option<Vec<String>>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    #[schema(value_type = Vec<String>)]
-    pub geo_countries_exclude: Vec<Code>,
+    pub geo_countries_exclude: Vec<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    #[schema(value_type = Option<Vec<String>>)]
-    pub geo_regions: Option<Vec<Code>>,
+    pub geo_regions: Option<Vec<String>>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    #[schema(value_type = Vec<String>)]
-    pub geo_regions_exclude: Vec<Code>,
+    pub geo_regions_exclude: Vec<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub geo_metros: Option<Vec<MetroArea>>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -595,17 +566,13 @@ pub struct EffectiveTargeting {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub geo_postal_areas_exclude: Vec<PostalArea>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    #[schema(value_type = Option<Vec<String>>)]
-    pub language: Option<Vec<Code>>,
+    pub language: Option<Vec<String>>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    #[schema(value_type = Option<Vec<String>>)]
-    pub device_type: Option<Vec<Code>>,
+    pub device_type: Option<Vec<String>>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    #[schema(value_type = Vec<String>)]
-    pub device_type_exclude: Vec<Code>,
+    pub device_type_exclude: Vec<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    #[schema(value_type = Option<Vec<String>>)]
-    pub device_platform: Option<Vec<Code>>,
+    pub device_platform: Option<Vec<String>>,
     /// Include dimensions left with nothing to match: their lists do not
     /// overlap, or their exclusions remove everything.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -613,33 +580,36 @@ pub struct EffectiveTargeting {
 }
 
 /// Include lists intersect; an empty list is no restriction.
-fn intersect(a: Vec<Code>, b: &[Code]) -> Option<Vec<Code>> {
+fn intersect(a: Vec<String>, b: &[String]) -> Option<Vec<String>> {
     match (a.is_empty(), b.is_empty()) {
         (true, true) => None,
         (false, true) => Some(a),
         (true, false) => Some(b.to_vec()),
         (false, false) => {
-            let set: CodeSet = b.iter().collect();
-            Some(a.into_iter().filter(|x| set.contains(x)).collect())
+            let set: HashSet<&str> = b.iter().map(String::as_str).collect();
+            Some(a.into_iter().filter(|x| set.contains(x.as_str())).collect())
         }
     }
 }
 
 /// Exclude lists union.
-fn union(mut a: Vec<Code>, b: &[Code]) -> Vec<Code> {
+fn union(mut a: Vec<String>, b: &[String]) -> Vec<String> {
     if b.is_empty() {
         return a;
     }
-    let extra: Vec<Code> = {
-        let seen: CodeSet = a.iter().collect();
-        b.iter().filter(|x| !seen.contains(*x)).cloned().collect()
+    let extra: Vec<String> = {
+        let seen: HashSet<&str> = a.iter().map(String::as_str).collect();
+        b.iter()
+            .filter(|x| !seen.contains(x.as_str()))
+            .cloned()
+            .collect()
     };
     a.extend(extra);
     dedup(&mut a);
     a
 }
 
-fn union_areas<A: Clone + AsMut<Vec<Code>>>(
+fn union_areas<A: Clone + AsMut<Vec<String>>>(
     a: Vec<A>,
     b: &[A],
     same: impl Fn(&A, &A) -> bool,
@@ -651,7 +621,7 @@ fn union_areas<A: Clone + AsMut<Vec<Code>>>(
     out
 }
 
-type PostalKey<'a> = (&'a str, &'a str, Code);
+type PostalKey<'a> = (&'a str, &'a str, &'a str);
 
 fn postal_keys(areas: &[PostalArea]) -> Vec<PostalKey<'_>> {
     areas
@@ -659,7 +629,7 @@ fn postal_keys(areas: &[PostalArea]) -> Vec<PostalKey<'_>> {
         .flat_map(|a| {
             a.values
                 .iter()
-                .map(move |v| (a.country.as_str(), a.system.as_str(), v.clone()))
+                .map(move |v| (a.country.as_str(), a.system.as_str(), v.as_str()))
         })
         .collect()
 }
@@ -678,19 +648,16 @@ fn parent_system(country: &str, system: &str) -> Option<&'static str> {
 /// The coarser area a finer postal code lies in.
 fn parent<'a>(k: &PostalKey<'a>) -> Option<PostalKey<'a>> {
     let system = parent_system(k.0, k.1)?;
-    Some((k.0, system, cut(system)(&k.2)?))
+    Some((k.0, system, cut(system)(k.2)?))
 }
 
-/// How a finer code is cut to its code in the coarser `system`: chosen once
-/// per area, not per code; the cut is made on the code's key, not its text.
-fn cut(system: &str) -> fn(&Code) -> Option<Code> {
+/// How a finer code is cut to its code in the coarser `system` (chosen once
+/// per area, not per code).
+fn cut(system: &str) -> fn(&str) -> Option<&str> {
     match system {
-        "zip" => |c| c.prefix(5),
-        "outward" => |c| {
-            let b = c.as_bytes();
-            c.prefix(b.iter().position(|&x| x == b' ').unwrap_or(b.len()))
-        },
-        _ => |c| c.prefix(3),
+        "zip" => |c| c.get(..5),
+        "outward" => |c| c.split(' ').next(),
+        _ => |c| c.get(..3),
     }
 }
 
@@ -716,7 +683,7 @@ fn group_postal(keys: Vec<PostalKey>) -> Vec<PostalArea> {
             });
             out.len() - 1
         });
-        out[i].values.push(v.clone());
+        out[i].values.push(v.to_string());
     }
     out
 }
@@ -724,13 +691,13 @@ fn group_postal(keys: Vec<PostalKey>) -> Vec<PostalArea> {
 /// Postal areas without the codes `excluded` covers, itself or by the
 /// coarser area a code lies in. Areas are one per (country, system).
 fn without_postal(areas: &mut Vec<PostalArea>, excluded: &[PostalArea]) {
-    let sets: Vec<(&str, &str, CodeSet)> = excluded
+    let sets: Vec<(&str, &str, HashSet<&str>)> = excluded
         .iter()
         .map(|a| {
             (
                 a.country.as_str(),
                 a.system.as_str(),
-                a.values.iter().collect(),
+                a.values.iter().map(String::as_str).collect(),
             )
         })
         .collect();
@@ -751,8 +718,8 @@ fn without_postal(areas: &mut Vec<PostalArea>, excluded: &[PostalArea]) {
             continue;
         }
         values.retain(|v| {
-            let out = direct.is_some_and(|d| d.contains(v))
-                || coarse.is_some_and(|(c, cut)| cut(v).is_some_and(|p| c.contains(&p)));
+            let out = direct.is_some_and(|d| d.contains(v.as_str()))
+                || coarse.is_some_and(|(c, cut)| cut(v).is_some_and(|p| c.contains(p)));
             !out
         });
     }
@@ -785,7 +752,7 @@ fn group_metros(keys: Vec<(&str, &str)>) -> Vec<MetroArea> {
             });
             out.len() - 1
         });
-        out[i].values.push(Code::new(v));
+        out[i].values.push(v.to_string());
     }
     out
 }
@@ -795,8 +762,8 @@ fn without_metros(areas: &mut Vec<MetroArea>, excluded: &[MetroArea]) {
     for a in areas.iter_mut() {
         // Areas are one per system.
         if let Some(x) = excluded.iter().find(|x| x.system == a.system) {
-            let set: CodeSet = x.values.iter().collect();
-            a.values.retain(|v| !set.contains(v));
+            let set: HashSet<&str> = x.values.iter().map(String::as_str).collect();
+            a.values.retain(|v| !set.contains(v.as_str()));
         }
     }
     areas.retain(|a| !a.values.is_empty());
@@ -886,8 +853,12 @@ impl Constraints {
                 Some(group_postal(keep))
             }
         };
-        let countries_out: CodeSet = e.geo_countries_exclude.iter().collect();
-        let countries_in: Option<CodeSet> = e.geo_countries.as_ref().map(|l| l.iter().collect());
+        let countries_out: HashSet<&str> =
+            e.geo_countries_exclude.iter().map(String::as_str).collect();
+        let countries_in: Option<HashSet<&str>> = e
+            .geo_countries
+            .as_ref()
+            .map(|l| l.iter().map(String::as_str).collect());
         let country_ok = |c: &str| {
             !countries_out.contains(c) && countries_in.as_ref().is_none_or(|l| l.contains(c))
         };
@@ -896,14 +867,15 @@ impl Constraints {
             without_postal(&mut areas, &e.geo_postal_areas_exclude);
             areas
         });
-        let regions_exclude: CodeSet = e.geo_regions_exclude.iter().collect();
+        let regions_exclude: HashSet<&str> =
+            e.geo_regions_exclude.iter().map(String::as_str).collect();
         if let Some(list) = e.geo_regions.as_mut() {
-            list.retain(|r| !regions_exclude.contains(r) && country_ok(region_country(r)));
+            list.retain(|r| !regions_exclude.contains(r.as_str()) && country_ok(region_country(r)));
         }
 
         // Simple lists lose their exclusions.
         if let Some(list) = e.geo_countries.as_mut() {
-            list.retain(|c| !countries_out.contains(c));
+            list.retain(|c| !countries_out.contains(c.as_str()));
         }
         if let Some(list) = e.device_type.as_mut() {
             list.retain(|d| !e.device_type_exclude.contains(d));
@@ -928,94 +900,6 @@ impl Constraints {
             .map(|(k, _)| k.to_string())
             .collect();
         e
-    }
-}
-
-/// One list of constraints or of effective targeting, by kind.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Part<'a> {
-    Codes(&'a [Code]),
-    Metros(&'a [MetroArea]),
-    Postal(&'a [PostalArea]),
-}
-
-impl Part<'_> {
-    pub fn is_empty(&self) -> bool {
-        match self {
-            Part::Codes(l) => l.is_empty(),
-            Part::Metros(l) => l.is_empty(),
-            Part::Postal(l) => l.is_empty(),
-        }
-    }
-}
-
-impl Constraints {
-    /// Every list with its key, in the order they serialize (an empty one
-    /// is left out of the JSON).
-    pub fn parts(&self) -> [(&'static str, Part<'_>); 13] {
-        use Part::*;
-        [
-            ("channels", Codes(&self.channels)),
-            ("geo_countries", Codes(&self.geo_countries)),
-            ("geo_countries_exclude", Codes(&self.geo_countries_exclude)),
-            ("geo_regions", Codes(&self.geo_regions)),
-            ("geo_regions_exclude", Codes(&self.geo_regions_exclude)),
-            ("geo_metros", Metros(&self.geo_metros)),
-            ("geo_metros_exclude", Metros(&self.geo_metros_exclude)),
-            ("geo_postal_areas", Postal(&self.geo_postal_areas)),
-            (
-                "geo_postal_areas_exclude",
-                Postal(&self.geo_postal_areas_exclude),
-            ),
-            ("language", Codes(&self.language)),
-            ("device_type", Codes(&self.device_type)),
-            ("device_type_exclude", Codes(&self.device_type_exclude)),
-            ("device_platform", Codes(&self.device_platform)),
-        ]
-    }
-}
-
-impl EffectiveTargeting {
-    /// Every list with its key, in the order they serialize and in the
-    /// order of [`Constraints::parts`]; `None` where the JSON leaves the
-    /// key out (an absent include list, an empty exclude list).
-    /// `unsatisfiable` follows them.
-    pub fn parts(&self) -> [(&'static str, Option<Part<'_>>); 13] {
-        use Part::*;
-        fn include(l: &Option<Vec<Code>>) -> Option<Part<'_>> {
-            l.as_deref().map(Codes)
-        }
-        fn exclude(l: &[Code]) -> Option<Part<'_>> {
-            (!l.is_empty()).then_some(Codes(l))
-        }
-        [
-            ("channels", include(&self.channels)),
-            ("geo_countries", include(&self.geo_countries)),
-            (
-                "geo_countries_exclude",
-                exclude(&self.geo_countries_exclude),
-            ),
-            ("geo_regions", include(&self.geo_regions)),
-            ("geo_regions_exclude", exclude(&self.geo_regions_exclude)),
-            ("geo_metros", self.geo_metros.as_deref().map(Metros)),
-            (
-                "geo_metros_exclude",
-                (!self.geo_metros_exclude.is_empty()).then_some(Metros(&self.geo_metros_exclude)),
-            ),
-            (
-                "geo_postal_areas",
-                self.geo_postal_areas.as_deref().map(Postal),
-            ),
-            (
-                "geo_postal_areas_exclude",
-                (!self.geo_postal_areas_exclude.is_empty())
-                    .then_some(Postal(&self.geo_postal_areas_exclude)),
-            ),
-            ("language", include(&self.language)),
-            ("device_type", include(&self.device_type)),
-            ("device_type_exclude", exclude(&self.device_type_exclude)),
-            ("device_platform", include(&self.device_platform)),
-        ]
     }
 }
 
@@ -1057,6 +941,30 @@ mod tests {
         let mut issues = Issues::default();
         parse_constraints(&v, "constraints", &mut issues)
             .ok_or_else(|| issues.0.into_iter().map(|i| (i.path, i.message)).collect())
+    }
+
+    #[test]
+    fn the_reader_knows_the_keys_of_the_constraints_type() {
+        // The type is the schema: its keys (and which hold areas) are what
+        // the reader of raw constraints accepts, besides the alias.
+        let schema = crate::ops::schema::of::<Constraints>();
+        let props = schema["properties"].as_object().unwrap();
+        let mut keys: Vec<&str> = props.keys().map(String::as_str).collect();
+        let mut fields: Vec<&str> = FIELDS
+            .iter()
+            .copied()
+            .filter(|k| *k != "countries")
+            .collect();
+        keys.sort();
+        fields.sort();
+        assert_eq!(keys, fields);
+        let mut areas: Vec<&str> = props
+            .iter()
+            .filter(|(_, p)| p["items"].get("$ref").is_some())
+            .map(|(k, _)| k.as_str())
+            .collect();
+        areas.sort();
+        assert_eq!(areas, super::super::raw::AREA_KEYS);
     }
 
     #[test]
@@ -1121,8 +1029,8 @@ mod tests {
         }))
         .unwrap();
         let e = campaign.effective(Some(&package));
-        assert_eq!(e.geo_countries, Some(vec![Code::new("US")]));
-        assert_eq!(e.geo_regions, Some(vec![Code::new("US-CA")]));
+        assert_eq!(e.geo_countries, Some(vec!["US".to_string()]));
+        assert_eq!(e.geo_regions, Some(vec!["US-CA".to_string()]));
         assert_eq!(e.geo_regions_exclude, vec!["US-NY"]);
         assert_eq!(e.device_type, Some(vec![]));
         assert!(e.unsatisfiable.contains(&"device_type".to_string()));
@@ -1141,7 +1049,7 @@ mod tests {
         for list in [CHANNELS, DEVICE_TYPES, DEVICE_PLATFORMS] {
             let check = one_of(list, "");
             for v in list {
-                assert_eq!(check(&format!(" {} ", v.to_uppercase())), Ok(Code::new(v)));
+                assert_eq!(check(&format!(" {} ", v.to_uppercase())), Ok(v.to_string()));
             }
         }
         assert!(one_of(CHANNELS, "")("product_placements").is_err());
@@ -1169,7 +1077,7 @@ mod tests {
             .geo_postal_areas
             .unwrap()
             .into_iter()
-            .map(|a| (a.system, a.values.into_iter().map(String::from).collect()))
+            .map(|a| (a.system, a.values))
             .collect();
         assert_eq!(
             kept,

@@ -2,16 +2,12 @@
 //! the postal country/system pairing, effective targeting, and the
 //! dimension operations (resolve a name, list labels, validate).
 
-pub mod code;
 pub mod constraints;
 pub mod openapi;
 pub mod operations;
 pub mod postal;
 pub mod raw;
-pub mod render;
-pub mod scan;
 pub mod vocab;
 
-pub use code::Code;
 pub use constraints::{Constraints, EffectiveTargeting, MetroArea, PostalArea, parse_constraints};
 pub use vocab::metro_name;

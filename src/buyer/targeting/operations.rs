@@ -2,6 +2,7 @@
 //! a dimension's labels, and validate a `constraints` object. All read-only.
 
 use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
 use serde_json::{Value, json};
 use utoipa::{IntoParams, ToSchema};
 
@@ -10,13 +11,12 @@ use super::constraints::{
 };
 use super::raw::Raw;
 use super::vocab::{self, SYSTEMS};
-use super::{render, scan};
 use crate::caller::CallerInfo;
 use crate::error::{ApiError, Issues};
 use crate::ops::input::{JsonBytes, Part, RawInput, parse_query};
 use crate::ops::{
     Access, Ctx, Input, Nothing, Operation, OperationDef, Page, Paged, Pagination, Params, Query,
-    Rendered, Verb, def,
+    Verb, def,
 };
 
 pub static OPERATIONS: &[&OperationDef] = &[
@@ -283,9 +283,9 @@ pub struct ValidateTargetingIn<'a> {
 pub struct TargetingValidation {
     pub valid: bool,
     /// The constraints normalised (canonical codes, duplicates merged),
-    /// written before their lists move into `effective`.
+    /// serialized before their lists move into `effective`.
     #[schema(value_type = Constraints)]
-    pub constraints: render::Written,
+    pub constraints: Box<RawValue>,
     /// What they target on their own.
     pub effective: EffectiveTargeting,
     /// The labels of `geo_metros` and `geo_metros_exclude`, for showing
@@ -316,15 +316,7 @@ impl Operation for ValidateTargeting {
         input: Input<Self>,
     ) -> Result<TargetingValidation, ApiError> {
         let names = input.query.0.parse()?;
-        // The usual shape is read directly; anything else through serde,
-        // which reports each problem at its path.
-        let scanned = std::str::from_utf8(&input.body.0)
-            .ok()
-            .and_then(|text| scan::wrapped(text, "constraints"));
-        let wire = match scanned {
-            Some(constraints) => ValidateTargetingIn { constraints },
-            None => input.body.parse()?,
-        };
+        let wire: ValidateTargetingIn = input.body.parse()?;
         let mut issues = Issues::default();
         let Some(constraints) = check_constraints(&wire.constraints, "constraints", &mut issues)
         else {
@@ -337,14 +329,11 @@ impl Operation for ValidateTargeting {
         );
         Ok(TargetingValidation {
             valid: true,
-            constraints: render::constraints(&constraints).map_err(ApiError::internal)?,
+            constraints: serde_json::value::to_raw_value(&constraints)
+                .map_err(ApiError::internal)?,
             effective: constraints.into_effective(None),
             geo_metro_names,
             geo_metro_names_exclude,
         })
-    }
-
-    fn render(out: &TargetingValidation) -> serde_json::Result<Rendered> {
-        render::validation(out)
     }
 }

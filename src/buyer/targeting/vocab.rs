@@ -8,8 +8,6 @@
 
 use std::sync::LazyLock;
 
-use super::code::{KeyIndex, Member, key};
-
 /// The dimensions that can be listed and resolved by name.
 pub const SYSTEMS: &[&str] = &["nielsen_dma", "countries", "regions", "languages"];
 
@@ -28,56 +26,32 @@ pub struct Entry {
     pub(crate) parts: Vec<String>,
 }
 
-/// A vocabulary: entries sorted by code, with a code index. Codes are
-/// indexed by their integer key (`code::key`: every vocabulary code is
-/// short), so a lookup hashes and compares one integer, not text.
+/// A vocabulary: entries sorted by code, with a code index.
 #[derive(Debug)]
 pub struct Vocab {
     pub entries: Vec<Entry>,
-    by_key: KeyIndex,
-    /// Codes too long for a key (none today; kept so no entry is lost).
-    by_text: foldhash::HashMap<&'static str, usize>,
+    by_code: foldhash::HashMap<&'static str, usize>,
 }
 
 impl Vocab {
     fn new(mut entries: Vec<Entry>) -> Vocab {
         entries.sort_by(|a, b| a.code.cmp(b.code));
         entries.dedup_by(|a, b| a.code == b.code);
-        let mut by_key = Vec::with_capacity(entries.len());
-        let mut by_text = foldhash::HashMap::default();
-        for (i, e) in entries.iter().enumerate() {
-            match key(e.code) {
-                Some(k) => by_key.push((k, i)),
-                None => {
-                    by_text.insert(e.code, i);
-                }
-            };
-        }
-        Vocab {
-            entries,
-            by_key: KeyIndex::new(&by_key),
-            by_text,
-        }
-    }
-
-    /// A code's position; a normalised [`Code`](super::Code) brings its key.
-    fn index<M: Member + ?Sized>(&self, code: &M) -> Option<usize> {
-        match code.member() {
-            Ok(k) => self.by_key.get(k),
-            Err(text) => self.by_text.get(text).copied(),
-        }
+        let by_code = entries
+            .iter()
+            .enumerate()
+            .map(|(i, e)| (e.code, i))
+            .collect();
+        Vocab { entries, by_code }
     }
 
     /// The entry of an exact (canonical-case) code.
-    pub fn get<M: Member + ?Sized>(&self, code: &M) -> Option<&Entry> {
-        self.index(code).map(|i| &self.entries[i])
+    pub fn get(&self, code: &str) -> Option<&Entry> {
+        self.by_code.get(code).and_then(|&i| self.entries.get(i))
     }
 
-    pub fn contains<M: Member + ?Sized>(&self, code: &M) -> bool {
-        match code.member() {
-            Ok(k) => self.by_key.contains(k),
-            Err(text) => self.by_text.contains_key(text),
-        }
+    pub fn contains(&self, code: &str) -> bool {
+        self.by_code.contains_key(code)
     }
 }
 
@@ -185,22 +159,22 @@ pub fn vocab(system: &str) -> Option<&'static Vocab> {
 }
 
 /// An ISO 3166-1 alpha-2 code (upper case).
-pub fn is_country<M: Member + ?Sized>(code: &M) -> bool {
+pub fn is_country(code: &str) -> bool {
     COUNTRIES.contains(code)
 }
 
 /// An ISO 3166-2 subdivision code such as `US-CA` (upper case).
-pub fn is_region<M: Member + ?Sized>(code: &M) -> bool {
+pub fn is_region(code: &str) -> bool {
     REGIONS.contains(code)
 }
 
 /// An ISO 639-1 code (lower case).
-pub fn is_language<M: Member + ?Sized>(code: &M) -> bool {
+pub fn is_language(code: &str) -> bool {
     LANGUAGES.contains(code)
 }
 
 /// A Nielsen DMA code such as `501`.
-pub fn is_dma<M: Member + ?Sized>(code: &M) -> bool {
+pub fn is_dma(code: &str) -> bool {
     DMA.contains(code)
 }
 
@@ -321,9 +295,8 @@ mod tests {
         assert_eq!(REGIONS.get("US-CA").unwrap().country, Some("US"));
         assert!(LANGUAGES.entries.len() >= 180);
         assert!(is_language("en") && is_language("fr") && !is_language("xx"));
-        // Every entry is found by its own code, by integer key.
+        // Every entry is found by its own code.
         for v in [&*DMA, &*COUNTRIES, &*REGIONS, &*LANGUAGES] {
-            assert!(v.by_text.is_empty());
             for e in &v.entries {
                 assert_eq!(v.get(e.code).map(|f| f.code), Some(e.code));
             }
