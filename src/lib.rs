@@ -28,5 +28,8 @@ pub mod telemetry;
 pub mod types;
 pub mod webhooks;
 
+#[cfg(test)]
+mod layers;
+
 pub use app::Application;
 pub use config::Config;
