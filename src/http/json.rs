@@ -1,15 +1,14 @@
-//! `ApiJson<T>`: a JSON body extractor whose every failure is an envelope.
-//! Checks the content type, bounds the body, and reports the exact field path
-//! of a schema error (`utmConfig[3].paramKey`).
+//! Reading a JSON request body at the edge: the content type checked, the
+//! body bounded (`BodyLimit`), every failure an envelope. Parsing it, with the
+//! exact field path of a schema error (`utmConfig[3].paramKey`), is the
+//! operations' own (`crate::ops::json`).
 
 use actix_web::http::header;
-use actix_web::{FromRequest, HttpRequest, dev::Payload};
+use actix_web::{HttpRequest, dev::Payload};
 use futures_util::StreamExt;
 use futures_util::future::LocalBoxFuture;
-use serde::de::DeserializeOwned;
 
 use crate::error::ApiError;
-pub use crate::ops::json::{parse_json, schema_error};
 
 /// Default maximum JSON body size.
 pub const DEFAULT_BODY_LIMIT: usize = 256 * 1024;
@@ -17,14 +16,6 @@ pub const DEFAULT_BODY_LIMIT: usize = 256 * 1024;
 /// Per-app (or per-scope) body limit, as app data.
 #[derive(Clone, Copy, Debug)]
 pub struct BodyLimit(pub usize);
-
-pub struct ApiJson<T>(pub T);
-
-impl<T> ApiJson<T> {
-    pub fn into_inner(self) -> T {
-        self.0
-    }
-}
 
 fn is_json(req: &HttpRequest) -> bool {
     let Some(ct) = req.headers().get(header::CONTENT_TYPE) else {
@@ -39,16 +30,6 @@ fn is_json(req: &HttpRequest) -> bool {
         .to_ascii_lowercase();
     essence == "application/json"
         || (essence.starts_with("application/") && essence.ends_with("+json"))
-}
-
-impl<T: DeserializeOwned + 'static> FromRequest for ApiJson<T> {
-    type Error = ApiError;
-    type Future = LocalBoxFuture<'static, Result<Self, ApiError>>;
-
-    fn from_request(req: &HttpRequest, payload: &mut Payload) -> Self::Future {
-        let body = read_body(req, payload, false);
-        Box::pin(async move { parse_json(&body.await?).map(ApiJson) })
-    }
 }
 
 /// Reads a JSON body within the limit. With `allow_empty`, a request with no

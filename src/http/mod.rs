@@ -14,6 +14,5 @@ pub mod state;
 
 pub use auth::{Caller, StreamCaller};
 pub use envelope::{ErrorEnvelope, ListMeta, PaginationMeta};
-pub use json::ApiJson;
 pub use query::ApiQuery;
 pub use state::AppState;

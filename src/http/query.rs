@@ -5,7 +5,7 @@ use futures_util::future::{Ready, ready};
 use serde::de::DeserializeOwned;
 
 use crate::error::ApiError;
-use crate::http::json::schema_error;
+use crate::ops::json::schema_error;
 
 pub struct ApiQuery<T>(pub T);
 

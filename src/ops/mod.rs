@@ -62,7 +62,7 @@ pub fn authorize(caller: &CallerInfo, access: Access) -> Result<(), ApiError> {
     match access {
         Access::Read => Ok(()),
         Access::Write if caller.is_read_only() => Err(ApiError::Forbidden(
-            "this API key is read-only (platform:read); this operation writes".into(),
+            "this credential is read-only (platform:read); this operation writes".into(),
         )),
         Access::Write => Ok(()),
         Access::Requires(p) if caller.has(p) => Ok(()),
