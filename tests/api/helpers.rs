@@ -676,3 +676,34 @@ pub fn sigterm_and_wait(child: &mut std::process::Child) -> std::process::ExitSt
     child.kill().ok();
     panic!("server did not stop on SIGTERM");
 }
+
+/// The text message `id` as stored.
+pub async fn text_message(db: &DatabaseConnection, id: i64) -> entity::phone_message::Model {
+    use sea_orm::EntityTrait;
+    entity::phone_message::Entity::find_by_id(id)
+        .one(db)
+        .await
+        .unwrap()
+        .unwrap()
+}
+
+/// A text message's statuses as they change, polled every 10 ms until it is
+/// `last` (5 s at most), and the message then.
+pub async fn statuses_until(
+    db: &DatabaseConnection,
+    id: i64,
+    last: &str,
+) -> (Vec<String>, entity::phone_message::Model) {
+    let mut seen: Vec<String> = Vec::new();
+    for _ in 0..500 {
+        let status = text_message(db, id).await.status;
+        if seen.last() != Some(&status) {
+            seen.push(status.clone());
+        }
+        if status == last {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    (seen, text_message(db, id).await)
+}

@@ -887,28 +887,11 @@ async fn a_text_under_way_when_another_instance_takes_its_line_keeps_its_carrier
         c.carrier_public_key = public.parse().ok();
     })
     .await;
-    let message = || async {
-        entity::phone_message::Entity::find_by_id(id)
-            .one(&b.db)
-            .await
-            .unwrap()
-            .unwrap()
-    };
-    let mut seen = Vec::new();
-    for _ in 0..500 {
-        let status = message().await.status;
-        if seen.last() != Some(&status) {
-            seen.push(status.clone());
-        }
-        if status == "submitted" {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
+    let (seen, settled) = statuses_until(&b.db, id, "submitted").await;
     // Held by B (A's own lane is still waiting for the carrier), then
     // settled by A's answer.
     assert_eq!(seen, ["submitting", "held", "submitted"]);
-    let carrier_id = message().await.carrier_message_id.unwrap();
+    let carrier_id = settled.carrier_message_id.unwrap();
     assert_eq!(carrier_id, "40317f2c-0000-4000-8000-000000000001");
     assert_eq!(fake.requests().len(), 1, "sent once");
     let job = entity::outbox_job::Entity::find()
@@ -937,7 +920,7 @@ async fn a_text_under_way_when_another_instance_takes_its_line_keeps_its_carrier
         .await
         .unwrap();
     assert_eq!(res.status(), 200);
-    assert_eq!(message().await.status, "delivered");
+    assert_eq!(text_message(&b.db, id).await.status, "delivered");
 }
 
 /// A first campaign on one instance and a currency change on another, at

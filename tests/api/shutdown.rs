@@ -289,27 +289,10 @@ async fn a_sender_that_lost_its_lease_mid_submit_still_records_the_carrier_id() 
         .exec(&app.db)
         .await
         .unwrap();
-    let message = || async {
-        phone_message::Entity::find_by_id(id)
-            .one(&app.db)
-            .await
-            .unwrap()
-            .unwrap()
-    };
-    let mut seen = Vec::new();
-    for _ in 0..500 {
-        let status = message().await.status;
-        if seen.last() != Some(&status) {
-            seen.push(status.clone());
-        }
-        if status == "submitted" {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
+    let (seen, _) = statuses_until(&app.db, id, "submitted").await;
     assert_eq!(seen, ["submitting", "held", "submitted"]);
     // The old holder's answer settled it: carrier id kept, job done.
-    let m = message().await;
+    let m = text_message(&app.db, id).await;
     let carrier_id = m.carrier_message_id.unwrap();
     assert_eq!(carrier_id, "40317f2c-0000-4000-8000-000000000001");
     let jobs = outbox_job::Entity::find()
@@ -341,5 +324,5 @@ async fn a_sender_that_lost_its_lease_mid_submit_still_records_the_carrier_id() 
         .await
         .unwrap();
     assert_eq!(res.status(), 200);
-    assert_eq!(message().await.status, "delivered");
+    assert_eq!(text_message(&app.db, id).await.status, "delivered");
 }
