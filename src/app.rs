@@ -309,7 +309,6 @@ fn assemble(db: DatabaseConnection, config: Config, bound: std::net::SocketAddr)
     let shutdown = tokio_util::sync::CancellationToken::new();
     let writes = crate::db::WriteGate::for_db(&db);
     let mut handles = crate::ops::context::Handles::default();
-    handles.insert(STREAMS);
     crate::conversations::register(&mut handles, &db, &bus, &config, &shutdown);
     crate::buyer::register(&mut handles, &db, &config);
     crate::discovery::register(&mut handles, &db, &writes, &bus, &config, &shutdown);
@@ -346,6 +345,7 @@ fn assemble(db: DatabaseConnection, config: Config, bound: std::net::SocketAddr)
         writes,
         public_url,
         operations: OPERATIONS,
+        streams: STREAMS,
         handles: handles.into(),
     };
     AppState {

@@ -16,7 +16,7 @@ use crate::auth::{AccountInfo, CallerInfo, UserInfo, stream_tokens};
 use crate::error::ApiError;
 use crate::ops::{
     Access, Ctx, Input, Json, Nothing, Operation, OperationDef, Page, Paged, Pagination, Params,
-    StreamRoutes, Verb, def,
+    Verb, def,
 };
 use crate::types::Permission;
 
@@ -279,7 +279,7 @@ impl Operation for CreateStreamToken {
         caller: &CallerInfo,
         input: Input<Self>,
     ) -> Result<StreamTokenOut, ApiError> {
-        let stream = ctx.get::<StreamRoutes>()?.parse(&input.body.0.stream)?;
+        let stream = ctx.streams.parse(&input.body.0.stream)?;
         stream.check_readable(ctx, caller).await?;
         let path = stream.path();
         let issued =

@@ -12,7 +12,6 @@ use crate::auth::stream_tokens;
 use crate::caller::CallerInfo;
 use crate::error::ApiError;
 use crate::http::AppState;
-use crate::ops::StreamRoutes;
 
 /// Cheap to clone; shared with the auth cache.
 #[derive(Debug, Clone)]
@@ -105,8 +104,7 @@ impl FromRequest for StreamCaller {
         // Compared in canonical form when the path is a known stream.
         let path = state
             .as_ref()
-            .and_then(|s| s.get::<StreamRoutes>().ok())
-            .and_then(|routes| routes.parse(req.path()).ok())
+            .and_then(|s| s.streams.parse(req.path()).ok())
             .map_or_else(|| req.path().to_string(), |s| s.path());
         Box::pin(async move {
             let token = token.filter(|t| !t.is_empty()).ok_or_else(|| {

@@ -27,6 +27,8 @@ pub struct Ctx {
     pub public_url: Arc<str>,
     /// The operations this server offers (the dispatcher's and tools' list).
     pub operations: super::Registry,
+    /// The event streams a stream token can open.
+    pub streams: super::StreamRoutes,
     /// The domains' handles, by type (see [`Ctx::get`]).
     pub handles: Registered,
 }

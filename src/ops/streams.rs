@@ -1,6 +1,6 @@
 //! The event streams a stream token can open. Each stream route is declared
 //! once by its domain (path template and the route's own access check) and
-//! listed at the top (`crate::app::STREAMS`, a handle of the context), so
+//! listed at the top (`crate::app::STREAMS`, carried as `ctx.streams`), so
 //! minting and redeeming tokens name no domain.
 
 use super::{BoxFuture, Ctx};
