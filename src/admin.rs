@@ -138,6 +138,18 @@ pub async fn run(
             .await?;
             json!({ "storefrontId": id })
         }
+        AdminCommand::SetCreditLimit {
+            account,
+            currency,
+            amount,
+            clear,
+        } => {
+            crate::media_buys::admin::set_credit_limit(db, &account, &currency, amount, clear)
+                .await?
+        }
+        AdminCommand::RotateCallbackSecret { storefront } => {
+            crate::media_buys::admin::rotate_callback_secret(db, config, storefront).await?
+        }
         AdminCommand::RegisterBrand {
             domain,
             name,

@@ -31,6 +31,7 @@ pub static OPERATIONS: Registry = Registry::new(&[
     buyer::OPERATIONS,
     buyer::campaigns::operations::OPERATIONS,
     buyer::catalogs::operations::OPERATIONS,
+    crate::media_buys::OPERATIONS,
     buyer::targeting::operations::OPERATIONS,
     conversations::OPERATIONS,
     crate::discovery::OPERATIONS,
@@ -164,6 +165,8 @@ impl Application {
                 .configure(auth::oauth::configure)
                 // The carrier's webhooks (signed; its own format).
                 .configure(crate::phone::inbound::configure)
+                // Sellers' callbacks (signed; AdCP's format).
+                .configure(crate::media_buys::configure)
                 .default_service(web::to(fallback::not_found))
         })
         // Small SSE frames and API responses go out at once instead of
@@ -334,7 +337,8 @@ fn assemble(db: DatabaseConnection, config: Config, bound: std::net::SocketAddr)
             config.rate_limit_per_minute,
             config.auth_rate_limit,
         )
-        .self_limited(crate::phone::inbound::PATH),
+        .self_limited(crate::phone::inbound::PATH)
+        .self_limited(crate::media_buys::callbacks::PATH_PREFIX),
     );
     let public_url = public_url.trim_end_matches('/').into();
     let ctx = crate::ops::Ctx {
@@ -348,6 +352,7 @@ fn assemble(db: DatabaseConnection, config: Config, bound: std::net::SocketAddr)
         streams: STREAMS,
         handles: handles.into(),
     };
+    crate::media_buys::start(&ctx);
     AppState {
         ctx,
         auth,

@@ -151,6 +151,26 @@ pub enum AdminCommand {
         #[arg(long)]
         auth_token: Option<String>,
     },
+    /// Set (or with --clear remove) an account's credit limit for committed
+    /// media spend in one currency; without one, spend is unlimited.
+    SetCreditLimit {
+        #[arg(long)]
+        account: String,
+        /// ISO 4217, e.g. USD.
+        #[arg(long)]
+        currency: String,
+        /// The most the account's live and pending real buys may total.
+        #[arg(long, required_unless_present = "clear", conflicts_with = "clear")]
+        amount: Option<f64>,
+        #[arg(long)]
+        clear: bool,
+    },
+    /// Replace a storefront's callback secret (the secret its signed media-buy
+    /// callbacks are checked with; sent with the next buys, never shown).
+    RotateCallbackSecret {
+        #[arg(long)]
+        storefront: i64,
+    },
     /// Add or refresh an official entry of the local brand registry.
     RegisterBrand {
         /// Brand domain, e.g. `acme.com`.

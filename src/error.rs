@@ -184,8 +184,32 @@ pub enum Kind {
     Invalid,
     /// What it names does not exist for the caller (404).
     NotFound,
+    /// It contradicts the state of what it names (409).
+    Conflict,
+    /// It would commit spend beyond the account's credit (402).
+    PaymentRequired,
+    /// Well formed, but something it needs is not available (422).
+    Unprocessable,
     /// Not built yet (501).
     NotImplemented,
+}
+
+impl ApiError {
+    /// A spec code with its kind, message and structured details.
+    pub fn coded(
+        kind: Kind,
+        code: &'static str,
+        message: impl Into<String>,
+        details: Value,
+    ) -> Self {
+        ApiError::Coded {
+            kind,
+            code,
+            message: message.into(),
+            field: None,
+            details: Some(details),
+        }
+    }
 }
 
 /// A rate limiter's answer: the bucket's size, what is left and when it

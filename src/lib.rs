@@ -16,6 +16,7 @@ pub mod error;
 pub mod health;
 pub mod http;
 pub mod mcp;
+pub mod media_buys;
 pub mod metrics;
 pub mod net;
 pub mod openapi;

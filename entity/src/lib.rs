@@ -1,6 +1,8 @@
 //! sea-orm entities. Plain data: logic lives in the server's domain modules.
 
 pub mod account;
+pub mod account_credit_limit;
+pub mod adcp_callback_event;
 pub mod advertiser;
 pub mod advertiser_linked_account;
 pub mod api_key;
@@ -23,6 +25,7 @@ pub mod discovery_revision;
 pub mod discovery_selection;
 pub mod discovery_session;
 pub mod mcp_session;
+pub mod media_buy;
 pub mod oauth_client;
 pub mod oauth_code;
 pub mod oauth_grant;
@@ -37,6 +40,7 @@ pub mod phone_line_limit;
 pub mod phone_message;
 pub mod phone_opt_out;
 pub mod storefront;
+pub mod storefront_callback_secret;
 pub mod stream_token;
 pub mod user;
 pub mod webhook_audience;

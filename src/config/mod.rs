@@ -91,6 +91,12 @@ pub struct Config {
     #[arg(long, env = "AGENTIC_DISCOVERY_TIMEOUT", value_parser = clap::value_parser!(u64).range(1..=300), global = true)]
     pub discovery_timeout: Option<u64>,
 
+    /// Seconds between two refreshes of one media buy at its seller (default
+    /// 30, the spec's floor for media-buy status; lower is for tests).
+    #[arg(long, env = "AGENTIC_MEDIA_BUY_POLL_SECONDS", default_value_t = 30,
+          value_parser = clap::value_parser!(u64).range(1..=3600), global = true)]
+    pub media_buy_poll_seconds: u64,
+
     /// HTTP worker threads; 0 (the default) means one per CPU core.
     #[arg(long, env = "AGENTIC_WORKERS", default_value_t = 0, global = true)]
     pub workers: usize,
@@ -342,6 +348,7 @@ impl Config {
             sqlite_synchronous: crate::db::SqliteSync::Full,
             workers: 0,
             discovery_timeout: None,
+            media_buy_poll_seconds: 30,
             log: "info".into(),
             log_format: Default::default(),
             metrics: true,

@@ -49,7 +49,10 @@ pub struct ProductIdsIn {
 }
 
 /// Every product of the session by id, with its group.
-async fn products_of(ctx: &Ctx, session_id: &str) -> Result<Vec<(String, ProductOut)>, ApiError> {
+pub async fn products_of(
+    ctx: &Ctx,
+    session_id: &str,
+) -> Result<Vec<(String, ProductOut)>, ApiError> {
     let mut out = Vec::new();
     for g in service::groups(&ctx.db, session_id, None).await? {
         let products: Vec<ProductOut> = serde_json::from_str(&g.products)

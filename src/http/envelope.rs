@@ -63,6 +63,9 @@ impl ResponseError for ApiError {
             ApiError::Coded { kind, .. } => match kind {
                 Kind::Invalid => StatusCode::BAD_REQUEST,
                 Kind::NotFound => StatusCode::NOT_FOUND,
+                Kind::Conflict => StatusCode::CONFLICT,
+                Kind::PaymentRequired => StatusCode::PAYMENT_REQUIRED,
+                Kind::Unprocessable => StatusCode::UNPROCESSABLE_ENTITY,
                 Kind::NotImplemented => StatusCode::NOT_IMPLEMENTED,
             },
             ApiError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,

@@ -89,8 +89,9 @@ impl RateLimits {
         }
     }
 
-    /// `path`'s handler draws from `general` itself, for the requests it
-    /// decides should be (e.g. the carrier webhook, for unverified events).
+    /// The handlers of `path` and the paths under it draw from `general`
+    /// themselves, for the requests they decide should (e.g. the carrier
+    /// webhook and sellers' callbacks, for unverified events).
     pub fn self_limited(mut self, path: &'static str) -> Self {
         self.self_limited.push(path);
         self
@@ -105,7 +106,11 @@ impl RateLimits {
     /// revocation); `GET /authorize` only shows the login page and draws
     /// from the general bucket, like the metadata documents.
     pub fn bucket_for(&self, path: &str) -> Option<&Bucket> {
-        if path == "/healthz" || path == "/readyz" || self.self_limited.contains(&path) {
+        let self_limited = self.self_limited.iter().any(|p| {
+            path.strip_prefix(p)
+                .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
+        });
+        if path == "/healthz" || path == "/readyz" || self_limited {
             None
         } else if path.starts_with("/auth/") {
             Some(&self.auth)

@@ -15,8 +15,8 @@
 //!   `advertiserId` with the fields given.
 //! - `save_campaign`: creates or updates a campaign, then applies
 //!   `isArchived` and `isPaused` (archive, restore, pause, resume), all in
-//!   one transaction; `desiredPhase: "active"` (launch) is refused with
-//!   501 `NOT_IMPLEMENTED`, as this server places no media buys.
+//!   one transaction; pause and resume then reach the sellers; with
+//!   `desiredPhase: "active"` it then launches (`execute_campaign`).
 //!
 //! Each tool's `outputSchema` is that of the operations behind it.
 
@@ -236,7 +236,7 @@ fn save_campaign_schema(registry: Registry) -> Value {
         props.insert(
             "desiredPhase".into(),
             json!({"type": "string", "enum": ["draft", "active"],
-                   "description": "active launches (execute_campaign); it arrives with media buys"}),
+                   "description": "active launches the campaign (execute_campaign: its DRAFT media buys go to their sellers)"}),
         );
         props.insert(
             "isPaused".into(),
@@ -257,6 +257,8 @@ struct Flags {
     restore: bool,
     archive: bool,
     pause: Option<bool>,
+    /// `desiredPhase: "active"`: `execute_campaign` once saved.
+    launch: bool,
 }
 
 fn flags(args: &mut Map<String, Value>) -> Result<Flags, ApiError> {
@@ -267,18 +269,11 @@ fn flags(args: &mut Map<String, Value>) -> Result<Flags, ApiError> {
     };
     let archived = flag("isArchived")?;
     let paused = flag("isPaused")?;
+    let mut launch = false;
     match args.remove("desiredPhase") {
         None | Some(Value::Null) => {}
         Some(Value::String(p)) if p == "draft" => {}
-        Some(Value::String(p)) if p == "active" => {
-            return Err(ApiError::Coded {
-                kind: crate::error::Kind::NotImplemented,
-                code: "NOT_IMPLEMENTED",
-                message: "launching a campaign (desiredPhase active, execute_campaign) arrives with media buys".into(),
-                field: Some("desiredPhase".into()),
-                details: Some(json!({"reason": "launch_not_available"})),
-            });
-        }
+        Some(Value::String(p)) if p == "active" => launch = true,
         Some(_) => {
             return Err(ApiError::invalid(
                 "desiredPhase",
@@ -290,6 +285,7 @@ fn flags(args: &mut Map<String, Value>) -> Result<Flags, ApiError> {
         restore: archived == Some(false),
         archive: archived == Some(true),
         pause: paused,
+        launch,
     })
 }
 
@@ -468,6 +464,12 @@ impl V3Tools {
             Some(_) => return Err(ApiError::invalid("campaignId", "must be a string")),
         };
         let created = id.is_none();
+        if created && flags.launch {
+            return Err(ApiError::Conflict {
+                message: "a new campaign has no media buys to launch: stage them with create_media_buys, then save it with desiredPhase active".into(),
+                details: Some(json!({"reason": "empty_cart"})),
+            });
+        }
         if created && flags.pause == Some(true) {
             return Err(ApiError::invalid(
                 "isPaused",
@@ -513,8 +515,25 @@ impl V3Tools {
         for def in steps.iter().filter_map(|s| self.ctx.operations.find(s)) {
             ops::authorize(caller, def.access)?;
         }
+        if flags.launch
+            && let Some(def) = self.ctx.operations.find("execute_campaign")
+        {
+            ops::authorize(caller, def.access)?;
+        }
+        let pause = save.pause;
         let saved = campaigns::save(&self.ctx, caller, save).await?;
-        let data = serde_json::to_value(saved).map_err(ApiError::internal)?;
+        let id = saved.campaign.campaign_id.clone();
+        // The sellers hear of a pause or resume once it is committed.
+        if let Some(paused) = pause {
+            crate::media_buys::operations::set_paused(&self.ctx, caller.account_id(), &id, paused)
+                .await?;
+        }
+        let data = if flags.launch {
+            let launched = crate::media_buys::operations::launch(&self.ctx, caller, &id).await?;
+            serde_json::to_value(launched).map_err(ApiError::internal)?
+        } else {
+            serde_json::to_value(saved).map_err(ApiError::internal)?
+        };
         Ok(ops::OperationOutput { data, meta: None })
     }
 }

@@ -211,6 +211,15 @@ impl Kicks {
     pub fn is_empty(&self) -> bool {
         self.0.is_empty()
     }
+
+    /// Adds another commit's lanes (each lane once).
+    pub fn merge(&mut self, other: Kicks) {
+        for k in other.0 {
+            if !self.0.contains(&k) {
+                self.0.push(k);
+            }
+        }
+    }
 }
 
 /// Tells every instance (this one first) that lanes have new jobs.

@@ -12,7 +12,7 @@ use crate::error::ApiError;
 use crate::types::{OutboundUrl, UrlPolicy};
 
 /// The webhook event catalog.
-pub const EVENT_TYPES: &[&str] = &["discovery.revision"];
+pub const EVENT_TYPES: &[&str] = &["discovery.revision", "media_buy.status"];
 
 /// Secret length in characters (the spec's limits).
 pub const SECRET_MIN: usize = 16;
@@ -47,6 +47,8 @@ pub struct SubscriptionCreate {
 pub enum EventType {
     #[schema(rename = "discovery.revision")]
     DiscoveryRevision,
+    #[schema(rename = "media_buy.status")]
+    MediaBuyStatus,
 }
 
 impl std::fmt::Debug for SubscriptionCreate {

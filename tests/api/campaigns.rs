@@ -803,7 +803,7 @@ async fn named_operations_and_v3_save_campaign_run_the_same_code_as_rest() {
         resumed["structuredContent"]["data"]["campaign"]["status"], "ACTIVE",
         "{resumed}"
     );
-    // Launching arrives with media buys; nothing is written by the attempt.
+    // A new campaign has no cart to launch; nothing is written by the attempt.
     let before = count(&app, &t).await;
     let launch = s
         .call(
@@ -813,10 +813,7 @@ async fn named_operations_and_v3_save_campaign_run_the_same_code_as_rest() {
         )
         .await;
     assert_eq!(launch["isError"], true);
-    assert_eq!(
-        launch["structuredContent"]["code"], "NOT_IMPLEMENTED",
-        "{launch}"
-    );
+    assert_eq!(launch["structuredContent"]["code"], "CONFLICT", "{launch}");
     assert_eq!(count(&app, &t).await, before);
     let bad = s
         .call(

@@ -20,6 +20,7 @@ mod demo;
 mod discovery;
 mod logs;
 mod mcp;
+mod media_buys;
 mod metrics;
 mod multi_instance;
 mod oauth;

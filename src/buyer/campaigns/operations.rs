@@ -19,8 +19,6 @@ pub static OPERATIONS: &[&OperationDef] = &[
     &def::<GetCampaign>(),
     &def::<ListCampaigns>(),
     &def::<UpdateCampaign>(),
-    &def::<PauseCampaign>(),
-    &def::<ResumeCampaign>(),
     &def::<ArchiveCampaign>(),
     &def::<RestoreCampaign>(),
 ];
@@ -166,7 +164,8 @@ impl Operation for UpdateCampaign {
     }
 }
 
-/// The four status changes share one shape: a POST on the campaign's path.
+/// Archive and restore share one shape: a POST on the campaign's path
+/// (pause and resume reach the sellers: `media_buys::operations`).
 macro_rules! transition_op {
     ($op:ident, $name:literal, $path:literal, $t:expr, $desc:literal) => {
         pub struct $op;
@@ -194,20 +193,6 @@ macro_rules! transition_op {
     };
 }
 
-transition_op!(
-    PauseCampaign,
-    "pause_campaign",
-    "/buyer/campaigns/{campaignId}/pause",
-    Transition::Pause,
-    "Pause an ACTIVE campaign (a PAUSED one stays paused)."
-);
-transition_op!(
-    ResumeCampaign,
-    "resume_campaign",
-    "/buyer/campaigns/{campaignId}/resume",
-    Transition::Resume,
-    "Resume a PAUSED campaign (an ACTIVE one stays active)."
-);
 transition_op!(
     ArchiveCampaign,
     "archive_campaign",

@@ -261,6 +261,29 @@ pub async fn create_campaign(
     Ok(created)
 }
 
+/// Creates a DRAFT campaign inside `txn` (the cart of `create_media_buys`
+/// with `campaign.create`): the same checks and audit entry as
+/// [`create_campaign`].
+pub async fn create_in(
+    txn: &DatabaseTransaction,
+    caller: &CallerInfo,
+    body: CampaignIn,
+) -> Result<CampaignEnvelope, ApiError> {
+    let new = check_new(txn, caller, body).await?;
+    insert(txn, caller, new).await
+}
+
+/// A status change inside `txn` (with its audit entry).
+pub async fn transition_in(
+    txn: &DatabaseTransaction,
+    caller: &CallerInfo,
+    id: &str,
+    t: Transition,
+) -> Result<CampaignEnvelope, ApiError> {
+    let id = model::campaign_id(id)?;
+    apply_transition(txn, caller, &id, t).await
+}
+
 /// A new campaign's validated fields.
 struct NewCampaign {
     advertiser_id: String,

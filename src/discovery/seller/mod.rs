@@ -39,7 +39,7 @@ use std::sync::atomic::AtomicI64;
 use std::time::Duration;
 
 use futures_util::future::BoxFuture;
-use rmcp::model::CallToolResult;
+use rmcp::model::{CallToolResult, JsonObject};
 use serde_json::Value;
 
 use crate::net::{GuardedResolve, Outbound, OutboundOptions, SystemResolver};
@@ -106,6 +106,28 @@ pub trait Seller: Send + Sync {
         storefront: &'a StorefrontTarget,
         query: &'a ProductQuery,
     ) -> BoxFuture<'a, Result<SellerAnswer, SellerError>>;
+
+    /// Another AdCP task (`create_media_buy`, `get_media_buys`,
+    /// `update_media_buy`): the answer's payload object, `errors[]`
+    /// included (the caller reads the task's own shapes). A seller that
+    /// does not take the task says so.
+    fn call_task<'a>(
+        &'a self,
+        _storefront: &'a StorefrontTarget,
+        task: &'static str,
+        _arguments: JsonObject,
+    ) -> BoxFuture<'a, Result<Value, SellerError>> {
+        Box::pin(async move {
+            Err(SellerError::Rejected(Box::new(AdcpError {
+                code: "UNSUPPORTED_FEATURE".into(),
+                message: format!("this seller does not take {task}"),
+                field: None,
+                suggestion: None,
+                recovery: Some("terminal".into()),
+                retry_after: None,
+            })))
+        })
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -192,6 +214,27 @@ impl SellerClient {
     ) -> Result<SellerAnswer, SellerError> {
         query.validate().map_err(SellerError::InvalidQuery)?;
         let timeout = self.options.call_timeout;
+        let result = self
+            .call_tool(storefront, GET_PRODUCTS, query.arguments(timeout))
+            .await?;
+        let answer = read_answer(result, query)?;
+        if !answer.dropped.is_empty() {
+            tracing::info!(
+                dropped = answer.dropped.len(),
+                "seller answer had malformed products"
+            );
+        }
+        Ok(answer)
+    }
+
+    /// One `tools/call`, bounded by the call timeout.
+    async fn call_tool(
+        &self,
+        storefront: &StorefrontTarget,
+        tool: &'static str,
+        arguments: JsonObject,
+    ) -> Result<CallToolResult, SellerError> {
+        let timeout = self.options.call_timeout;
         let call = mcp::ToolCall {
             url: storefront.url.as_str().to_string(),
             token: storefront
@@ -203,23 +246,27 @@ impl SellerClient {
             ids: Arc::clone(&self.ids),
             max_body: self.options.max_body,
             timeout,
-            tool: GET_PRODUCTS,
-            arguments: query.arguments(timeout),
+            tool,
+            arguments,
         };
         let work = self.outbound.run(move |client| call.run(client));
-        let result = match tokio::time::timeout(timeout, work).await {
-            Err(_) => return Err(SellerError::Timeout(timeout)),
-            Ok(Err(net)) => return Err(SellerError::from_net(net, timeout)),
-            Ok(Ok(outcome)) => outcome?,
-        };
-        let answer = read_answer(result, query)?;
-        if !answer.dropped.is_empty() {
-            tracing::info!(
-                dropped = answer.dropped.len(),
-                "seller answer had malformed products"
-            );
+        match tokio::time::timeout(timeout, work).await {
+            Err(_) => Err(SellerError::Timeout(timeout)),
+            Ok(Err(net)) => Err(SellerError::from_net(net, timeout)),
+            Ok(Ok(outcome)) => outcome,
         }
-        Ok(answer)
+    }
+
+    /// Any other AdCP task: see [`Seller::call_task`].
+    #[tracing::instrument(skip_all, fields(storefront.id = storefront.id, task))]
+    pub async fn call_task(
+        &self,
+        storefront: &StorefrontTarget,
+        task: &'static str,
+        arguments: JsonObject,
+    ) -> Result<Value, SellerError> {
+        let result = self.call_tool(storefront, task, arguments).await?;
+        read_task_answer(result)
     }
 }
 
@@ -230,6 +277,61 @@ impl Seller for SellerClient {
         query: &'a ProductQuery,
     ) -> BoxFuture<'a, Result<SellerAnswer, SellerError>> {
         Box::pin(SellerClient::get_products(self, storefront, query))
+    }
+
+    fn call_task<'a>(
+        &'a self,
+        storefront: &'a StorefrontTarget,
+        task: &'static str,
+        arguments: JsonObject,
+    ) -> BoxFuture<'a, Result<Value, SellerError>> {
+        Box::pin(SellerClient::call_task(self, storefront, task, arguments))
+    }
+}
+
+/// A task's payload: `structuredContent`, else the JSON object in the first
+/// text content. An error answer with `errors[]` is returned as its
+/// payload (the task's caller reads it); one without is an error here.
+pub fn read_task_answer(result: CallToolResult) -> Result<Value, SellerError> {
+    let text = result
+        .content
+        .iter()
+        .find_map(|c| c.as_text())
+        .map(|t| t.text.clone());
+    let payload = match result.structured_content {
+        Some(v) if v.is_object() => Some(v),
+        _ => text
+            .as_deref()
+            .and_then(|t| serde_json::from_str::<Value>(t).ok())
+            .filter(Value::is_object),
+    };
+    match payload {
+        Some(p) if p.get("errors").is_some_and(Value::is_array) => Ok(p),
+        Some(p) => match p.get("adcp_error").and_then(AdcpError::from_value) {
+            Some(e) => Err(SellerError::Rejected(Box::new(e))),
+            None if result.is_error == Some(true) => {
+                Err(SellerError::Rejected(Box::new(AdcpError {
+                    code: "TOOL_ERROR".into(),
+                    message: "the seller's tool failed".into(),
+                    field: None,
+                    suggestion: None,
+                    recovery: None,
+                    retry_after: None,
+                })))
+            }
+            None => Ok(p),
+        },
+        None if result.is_error == Some(true) => Err(SellerError::Rejected(Box::new(AdcpError {
+            code: "TOOL_ERROR".into(),
+            message: text.unwrap_or_else(|| "the seller's tool failed".into()),
+            field: None,
+            suggestion: None,
+            recovery: None,
+            retry_after: None,
+        }))),
+        None => Err(SellerError::Protocol(
+            "no structuredContent and no JSON object in the text content".into(),
+        )),
     }
 }
 
