@@ -54,6 +54,11 @@ pub struct Behaviour {
     pub buys: HashMap<String, BuyOutcome>,
     /// The outcome for products not in `buys`.
     pub default_buy: BuyOutcome,
+    /// Media-buy answers carry the buy's status in the top-level `status`
+    /// as well as in `media_buy_status`, as sellers before AdCP 3.1 do; by
+    /// default `status` is the task status (`completed`), as 3.1's protocol
+    /// envelope requires.
+    pub legacy_status: bool,
 }
 
 impl Default for Behaviour {
@@ -72,6 +77,7 @@ impl Default for Behaviour {
             structured: true,
             buys: HashMap::new(),
             default_buy: BuyOutcome::Accept { status: "active" },
+            legacy_status: false,
         }
     }
 }
@@ -316,7 +322,7 @@ async fn mcp(state: web::Data<State>, req: HttpRequest, body: web::Bytes) -> Htt
                 },
                 "get_media_buys" => wrap(&b, buys::get(&state, args), false),
                 "update_media_buy" => {
-                    let (payload, is_error) = buys::update(&state, args);
+                    let (payload, is_error) = buys::update(&state, &b, args);
                     wrap(&b, payload, is_error)
                 }
                 _ => return rpc_error(&msg["id"], -32602, "Unknown tool"),

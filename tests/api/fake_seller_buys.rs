@@ -166,10 +166,14 @@ async fn a_repeated_idempotency_key_creates_one_buy() {
     let again = mcp.call("create_media_buy", args.clone()).await;
 
     assert_eq!(first["isError"], false);
-    assert_eq!(first["structuredContent"], again["structuredContent"]);
+    let mut replay = again["structuredContent"].clone();
+    assert_eq!(replay["replayed"], true);
+    replay.as_object_mut().unwrap().remove("replayed");
+    assert_eq!(first["structuredContent"], replay);
     let buy = &first["structuredContent"];
     assert_eq!(buy["media_buy_id"], "sb_1");
-    assert_eq!(buy["status"], "active");
+    // AdCP 3.1: the task's status on top, the buy's beside it.
+    assert_eq!(buy["status"], "completed");
     assert_eq!(buy["media_buy_status"], "active");
     assert_eq!(buy["revision"], 1);
     assert_eq!(buy["currency"], "EUR");
@@ -247,7 +251,7 @@ async fn buys_are_read_moved_paused_resumed_and_refused() {
     assert_eq!(refused["isError"], true);
     assert_eq!(
         refused["structuredContent"],
-        json!({"errors": [{"code": "PRODUCT_UNAVAILABLE",
+        json!({"status": "failed", "errors": [{"code": "PRODUCT_UNAVAILABLE",
                            "message": "No more inventory for this flight"}]})
     );
     assert_eq!(seller.created_count(), 2);
@@ -263,6 +267,7 @@ async fn buys_are_read_moved_paused_resumed_and_refused() {
         )
         .await;
     let got = &got["structuredContent"];
+    assert_eq!(got["status"], "completed");
     assert_eq!(got["media_buys"][0]["status"], "active");
     assert_eq!(got["media_buys"][1]["media_buy_id"], "sb_2");
     assert_eq!(got["media_buys"][1]["status"], "active");
@@ -278,11 +283,14 @@ async fn buys_are_read_moved_paused_resumed_and_refused() {
     let pause = update_args("upd-0000000000000001", "sb_2", true);
     let paused = mcp.call("update_media_buy", pause.clone()).await;
     let again = mcp.call("update_media_buy", pause).await;
-    assert_eq!(paused, again);
     assert_eq!(
         paused["structuredContent"],
-        json!({"media_buy_id": "sb_2", "status": "paused", "media_buy_status": "paused", "revision": 2})
+        json!({"media_buy_id": "sb_2", "status": "completed", "media_buy_status": "paused", "revision": 2})
     );
+    assert_eq!(again["structuredContent"]["revision"], 2);
+    assert_eq!(again["structuredContent"]["replayed"], true);
+    // A seller from before AdCP 3.1 puts the buy's status on top.
+    seller.set(|b| b.legacy_status = true);
     let resumed = mcp
         .call(
             "update_media_buy",
@@ -290,6 +298,10 @@ async fn buys_are_read_moved_paused_resumed_and_refused() {
         )
         .await;
     assert_eq!(resumed["structuredContent"]["status"], "pending_start");
+    assert_eq!(
+        resumed["structuredContent"]["media_buy_status"],
+        "pending_start"
+    );
     assert_eq!(resumed["structuredContent"]["revision"], 3);
     assert_eq!(seller.buy("sb_2").unwrap().revision, 3);
     let missing = mcp
@@ -385,6 +397,7 @@ async fn a_submitted_buy_calls_back_signed_with_the_requests_secret() {
     assert_eq!(body["task_type"], "create_media_buy");
     assert_eq!(body["status"], "completed");
     assert_eq!(body["result"]["media_buy_id"], "sb_1");
+    assert_eq!(body["result"]["status"], "completed");
     assert_eq!(body["result"]["media_buy_status"], "pending_creatives");
     assert_eq!(body["result"]["context"], json!({"media_buy_id": "mb_1"}));
     assert_eq!(seller.created_count(), 1);
@@ -392,6 +405,7 @@ async fn a_submitted_buy_calls_back_signed_with_the_requests_secret() {
     // Once settled, the same key answers with the buy.
     let replay = mcp.call("create_media_buy", args).await;
     assert_eq!(replay["structuredContent"]["media_buy_id"], "sb_1");
+    assert_eq!(replay["structuredContent"]["replayed"], true);
 
     // A submitted buy the seller then refuses: a failed callback with errors.
     let refused = create_args("key-0000000000000002", "olv-2", &hooks.url);

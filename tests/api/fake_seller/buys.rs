@@ -23,8 +23,8 @@ pub enum BuyOutcome {
     /// Created at once, in this AdCP media-buy status (`active`,
     /// `pending_creatives`, `pending_start`, ...).
     Accept { status: &'static str },
-    /// Refused: `{errors: [{code, message}]}` with `isError: true`, as AdCP
-    /// sellers answer. Nothing is created.
+    /// Refused: `{status: "failed", errors: [{code, message}]}` with
+    /// `isError: true`, as AdCP sellers answer. Nothing is created.
     Reject {
         code: &'static str,
         message: &'static str,
@@ -71,9 +71,10 @@ pub struct Buy {
     pub task_id: Option<String>,
     /// The create request's arguments, as received.
     pub arguments: Value,
-    /// What a create with this key answers (`structuredContent`): the first
-    /// answer, or the task's result once a submitted buy settled (AdCP: "the
-    /// seller returns the existing media buy").
+    /// What a create with this key answers (`structuredContent`, then with
+    /// `replayed: true`): the first answer, or the task's result once a
+    /// submitted buy settled (AdCP: "the seller returns the existing media
+    /// buy").
     pub answer: Value,
     pub is_error: bool,
     /// The success payload once created: the base of `get_media_buys`.
@@ -137,8 +138,24 @@ fn decide(outcome: &BuyOutcome, first: bool) -> (Verdict, Option<Duration>) {
     }
 }
 
+/// A refusal: the task `failed` with these errors.
 fn errors(code: &str, message: &str) -> Value {
-    json!({"errors": [{"code": code, "message": message}]})
+    json!({"status": "failed", "errors": [{"code": code, "message": message}]})
+}
+
+/// The top-level `status`: AdCP 3.1's protocol envelope requires the task
+/// status there (`completed`) and the buy's in `media_buy_status`; sellers
+/// before 3.1 put the buy's status there ([`Behaviour::legacy_status`]).
+fn envelope_status(status: &str, legacy: bool) -> &str {
+    if legacy { status } else { "completed" }
+}
+
+/// An earlier answer, served again for a repeated idempotency key, marked
+/// as AdCP marks replays from its idempotency cache.
+fn replayed(answer: &Value) -> Value {
+    let mut answer = answer.clone();
+    answer["replayed"] = json!(true);
+    answer
 }
 
 fn now() -> String {
@@ -160,11 +177,10 @@ fn currency(b: &Behaviour, product_id: &str, pricing_option_id: &str) -> String 
         .to_string()
 }
 
-/// The create success payload: the buy, its status (both the 3.1
-/// `media_buy_status` and the deprecated `status`, equal as the schema
-/// demands), and one package per requested package echoing product, pricing
-/// option, budget and the buyer's context.
-fn success(id: &str, status: &str, args: &Value, currency: &str) -> Value {
+/// The create success payload: the buy, its status in `media_buy_status`
+/// (and `status`, see [`envelope_status`]), and one package per requested
+/// package echoing product, pricing option, budget and the buyer's context.
+fn success(id: &str, status: &str, args: &Value, currency: &str, legacy: bool) -> Value {
     let requested = args["packages"].as_array().cloned().unwrap_or_default();
     let packages: Vec<Value> = requested
         .iter()
@@ -187,7 +203,7 @@ fn success(id: &str, status: &str, args: &Value, currency: &str) -> Value {
     let total: f64 = requested.iter().filter_map(|p| p["budget"].as_f64()).sum();
     let mut payload = json!({
         "media_buy_id": id,
-        "status": status,
+        "status": envelope_status(status, legacy),
         "media_buy_status": status,
         "confirmed_at": now(),
         "revision": 1,
@@ -226,7 +242,7 @@ pub(super) fn create(
     };
     let mut ledger = state.buys.lock();
     if let Some(earlier) = ledger.buys.iter().find(|x| x.key == key) {
-        return Some((earlier.answer.clone(), earlier.is_error));
+        return Some((replayed(&earlier.answer), earlier.is_error));
     }
     let package = &args["packages"][0];
     let product_id = package["product_id"].as_str().unwrap_or("").to_string();
@@ -261,9 +277,10 @@ pub(super) fn create(
             if !matches!(verdict, Verdict::Hang) {
                 let state = state.clone();
                 let key = buy.key.clone();
+                let legacy = b.legacy_status;
                 actix_rt::spawn(async move {
                     actix_rt::time::sleep(after).await;
-                    settle(&state, &key, verdict, &currency).await;
+                    settle(&state, &key, verdict, &currency, legacy).await;
                 });
             }
         }
@@ -275,7 +292,7 @@ pub(super) fn create(
         (Verdict::Accept(status), None) => {
             ledger.created += 1;
             let id = format!("sb_{}", ledger.created);
-            let payload = success(&id, status, args, &currency);
+            let payload = success(&id, status, args, &currency, b.legacy_status);
             buy.id = Some(id);
             buy.status = status.into();
             buy.answer = payload.clone();
@@ -289,7 +306,7 @@ pub(super) fn create(
 
 /// Settles a submitted buy and calls back: `completed` with the created buy,
 /// or `failed` with the errors.
-async fn settle(state: &State, key: &str, verdict: Verdict, currency: &str) {
+async fn settle(state: &State, key: &str, verdict: Verdict, currency: &str, legacy: bool) {
     let (config, body) = {
         let ledger = &mut *state.buys.lock();
         let n = ledger.created + 1;
@@ -299,7 +316,7 @@ async fn settle(state: &State, key: &str, verdict: Verdict, currency: &str) {
         let (status, result) = match verdict {
             Verdict::Accept(status) => {
                 let id = format!("sb_{n}");
-                let payload = success(&id, status, &buy.arguments, currency);
+                let payload = success(&id, status, &buy.arguments, currency, legacy);
                 buy.id = Some(id);
                 buy.status = status.into();
                 buy.created = Some(payload.clone());
@@ -405,7 +422,7 @@ pub(super) fn get(state: &State, args: &Value) -> Value {
         }
         found.push(entry);
     }
-    let mut payload = json!({"media_buys": found});
+    let mut payload = json!({"status": "completed", "media_buys": found});
     if !missing.is_empty() {
         payload["errors"] = json!(missing);
     }
@@ -414,8 +431,9 @@ pub(super) fn get(state: &State, args: &Value) -> Value {
 
 /// `update_media_buy` with `paused`: pauses, or resumes to the status before
 /// the pause; an effective change adds one to the revision. A repeated
-/// idempotency key answers as the first time and changes nothing.
-pub(super) fn update(state: &State, args: &Value) -> (Value, bool) {
+/// idempotency key answers as the first time (`replayed: true`) and changes
+/// nothing.
+pub(super) fn update(state: &State, b: &Behaviour, args: &Value) -> (Value, bool) {
     let Some(key) = key(args) else {
         let e = errors(
             "VALIDATION_ERROR",
@@ -424,8 +442,8 @@ pub(super) fn update(state: &State, args: &Value) -> (Value, bool) {
         return (e, true);
     };
     let mut ledger = state.buys.lock();
-    if let Some(earlier) = ledger.updates.get(&key) {
-        return earlier.clone();
+    if let Some((answer, is_error)) = ledger.updates.get(&key) {
+        return (replayed(answer), *is_error);
     }
     let id = args["media_buy_id"].as_str().unwrap_or("");
     let answer = match ledger.buys.iter_mut().find(|x| x.id.as_deref() == Some(id)) {
@@ -447,7 +465,7 @@ pub(super) fn update(state: &State, args: &Value) -> (Value, bool) {
             }
             let payload = json!({
                 "media_buy_id": id,
-                "status": buy.status,
+                "status": envelope_status(&buy.status, b.legacy_status),
                 "media_buy_status": buy.status,
                 "revision": buy.revision,
             });
