@@ -3,8 +3,9 @@
 //! callback a seller sends when a submitted buy settles, and helpers to sign
 //! and send such callbacks by hand (for tests of the server's receiver).
 //!
-//! The wire shapes follow /work/notes/media-buys-contract.md and the AdCP 3.1
-//! schemas it points to; the fake answers only what the server reads.
+//! The wire shapes follow /work/notes/media-buys-contract.md and, where the
+//! two differ, the AdCP 3.1 schemas it points to: answers carry the fields
+//! those schemas require, and little more.
 
 use std::collections::HashMap;
 use std::time::Duration;
