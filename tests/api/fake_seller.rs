@@ -1,10 +1,17 @@
 //! Fake seller agents: a real HTTP server on 127.0.0.1, port 0, speaking MCP
-//! Streamable HTTP (the wire format of the reference SDKs) with an AdCP
-//! `get_products` tool. Each behaviour a test needs is a switch on
-//! [`Behaviour`]; every request is recorded.
+//! Streamable HTTP (the wire format of the reference SDKs) with the AdCP
+//! `get_products` tool and the media-buy tools (`create_media_buy`,
+//! `get_media_buys`, `update_media_buy`, in [`buys`]). Each behaviour a test
+//! needs is a switch on [`Behaviour`]; every request is recorded.
 #![allow(dead_code)]
 
-use std::collections::HashSet;
+mod buys;
+
+// `Buy` and `Callback` are for tests that name them; not every build does.
+#[allow(unused_imports)]
+pub use buys::{Buy, BuyOutcome, Callback, post_callback, sign_callback, webhook_payload};
+
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -14,7 +21,7 @@ use futures_util::StreamExt;
 use parking_lot::Mutex;
 use serde_json::{Value, json};
 
-/// How the fake answers `tools/call get_products`.
+/// How the fake answers `tools/call`.
 #[derive(Clone, Debug)]
 pub struct Behaviour {
     /// The `products` array answered.
@@ -22,11 +29,13 @@ pub struct Behaviour {
     /// Answer with `text/event-stream` (a priming event, a log notification,
     /// then the response; the stream stays open) instead of JSON.
     pub sse: bool,
-    /// Wait this long before answering a tool call.
+    /// Wait this long before answering a tool call. A media-buy tool acts
+    /// first, then waits: with a client timeout shorter than this, the buy
+    /// exists but its answer is lost, as when a seller's reply never arrives.
     pub delay: Duration,
     /// Never answer a tool call.
     pub hang: bool,
-    /// `isError: true` with this `adcp_error`.
+    /// `get_products` answers `isError: true` with this `adcp_error`.
     pub error: Option<Value>,
     /// Answer 404 to the first tool call that carries a session id, as a
     /// server that forgot the session.
@@ -41,6 +50,15 @@ pub struct Behaviour {
     pub message: Option<String>,
     /// Put the payload in `structuredContent`; otherwise only as JSON text.
     pub structured: bool,
+    /// `create_media_buy`'s outcome by the product id of its (first) package.
+    pub buys: HashMap<String, BuyOutcome>,
+    /// The outcome for products not in `buys`.
+    pub default_buy: BuyOutcome,
+    /// Media-buy answers carry the buy's status in the top-level `status`
+    /// as well as in `media_buy_status`, as sellers before AdCP 3.1 do; by
+    /// default `status` is the task status (`completed`), as 3.1's protocol
+    /// envelope requires.
+    pub legacy_status: bool,
 }
 
 impl Default for Behaviour {
@@ -57,6 +75,9 @@ impl Default for Behaviour {
             sessions: true,
             message: None,
             structured: true,
+            buys: HashMap::new(),
+            default_buy: BuyOutcome::Accept { status: "active" },
+            legacy_status: false,
         }
     }
 }
@@ -147,6 +168,7 @@ struct State {
     seen: Mutex<Vec<Seen>>,
     live_sessions: Mutex<HashSet<String>>,
     expired_once: Mutex<bool>,
+    buys: Mutex<buys::Ledger>,
 }
 
 pub struct FakeSeller {
@@ -291,13 +313,24 @@ async fn mcp(state: web::Data<State>, req: HttpRequest, body: web::Bytes) -> Htt
             if b.hang {
                 std::future::pending::<()>().await;
             }
+            let args = &msg["params"]["arguments"];
+            let result = match msg["params"]["name"].as_str().unwrap_or("") {
+                "get_products" => tool_result(&b),
+                "create_media_buy" => match buys::create(&state, &b, args) {
+                    Some((payload, is_error)) => wrap(&b, payload, is_error),
+                    None => std::future::pending().await,
+                },
+                "get_media_buys" => wrap(&b, buys::get(&state, args), false),
+                "update_media_buy" => {
+                    let (payload, is_error) = buys::update(&state, &b, args);
+                    wrap(&b, payload, is_error)
+                }
+                _ => return rpc_error(&msg["id"], -32602, "Unknown tool"),
+            };
             if !b.delay.is_zero() {
                 actix_rt::time::sleep(b.delay).await;
             }
-            if msg["params"]["name"] != "get_products" {
-                return rpc_error(&msg["id"], -32602, "Unknown tool");
-            }
-            answer(&b, &msg["id"], tool_result(&b))
+            answer(&b, &msg["id"], result)
         }
         _ => rpc_error(&msg["id"], -32601, "Method not found"),
     }
@@ -315,15 +348,21 @@ fn tool_result(b: &Behaviour) -> Value {
     if let Some(m) = &b.message {
         payload["message"] = json!(m);
     }
+    wrap(b, payload, false)
+}
+
+/// A tool result carrying `payload` as JSON text and, unless the behaviour
+/// says otherwise, as `structuredContent`.
+fn wrap(b: &Behaviour, payload: Value, is_error: bool) -> Value {
     let text = payload.to_string();
     if b.structured {
         json!({
             "content": [{"type": "text", "text": text}],
             "structuredContent": payload,
-            "isError": false,
+            "isError": is_error,
         })
     } else {
-        json!({"content": [{"type": "text", "text": text}], "isError": false})
+        json!({"content": [{"type": "text", "text": text}], "isError": is_error})
     }
 }
 

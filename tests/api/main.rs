@@ -18,6 +18,7 @@ mod conventions;
 mod conversations;
 mod demo;
 mod discovery;
+mod fake_seller_buys;
 mod logs;
 mod mcp;
 mod media_buys;
