@@ -14,7 +14,7 @@ use serde_json::{Map, Value, json};
 use entity::{advertiser, campaign, media_buy};
 
 use super::model::{
-    self, CampaignRef, CreateMediaBuysIn, DRAFT, FAILED, PRICING_MODELS, SelectionIn,
+    self, CampaignRef, CreateMediaBuysIn, DRAFT, FAILED, Mode, PRICING_MODELS, SelectionIn,
 };
 use crate::buyer::advertisers::model::{FrequencyCap, UtmParam, default_utm_config};
 use crate::buyer::campaigns::model::Budget;
@@ -58,6 +58,8 @@ pub struct Staged {
     pub campaign_created: bool,
     /// The buys this batch names, by id.
     pub batch: Vec<String>,
+    /// Executing: the buys claimed to be sent.
+    pub claimed: Vec<media_buy::Model>,
 }
 
 /// Stages the selections into the campaign's cart (every check first, one
@@ -162,7 +164,7 @@ pub async fn stage(
         }
         (None, None) => return Err(ApiError::invalid("campaign", "is required")),
     };
-    let batch = write_cart(
+    let (batch, fresh) = write_cart(
         &txn,
         &campaign,
         &advertiser,
@@ -171,11 +173,27 @@ pub async fn stage(
         body.replace,
     )
     .await?;
+    // Executing claims the batch in the same transaction: a refusal
+    // (pricing, credit) leaves nothing staged.
+    let claimed = if body.mode == Mode::Execute {
+        super::dispatch::claim(
+            ctx,
+            &txn,
+            caller.account_id(),
+            &campaign.id,
+            Some(&batch),
+            &fresh,
+        )
+        .await?
+    } else {
+        Vec::new()
+    };
     txn.commit().await?;
     Ok(Staged {
         campaign_id: campaign.id,
         campaign_created: created,
         batch,
+        claimed,
     })
 }
 
@@ -483,7 +501,7 @@ async fn write_cart(
     session_id: &str,
     resolved: Vec<Resolved>,
     replace: bool,
-) -> Result<Vec<String>, ApiError> {
+) -> Result<(Vec<String>, HashMap<String, usize>), ApiError> {
     let existing = media_buy::Entity::find()
         .filter(media_buy::Column::CampaignId.eq(campaign.id.clone()))
         .order_by_asc(media_buy::Column::CreatedAt)
@@ -496,8 +514,9 @@ async fn write_cart(
     let now = Utc::now();
     let budget = budget_of(campaign);
     let mut batch = Vec::with_capacity(resolved.len());
+    let mut fresh = HashMap::new();
     let mut keys = HashSet::new();
-    for r in resolved {
+    for (index, r) in resolved.into_iter().enumerate() {
         let key = r.key();
         keys.insert(key.clone());
         match by_key.remove(&key) {
@@ -569,6 +588,7 @@ async fn write_cart(
                     &super::events::webhook_scope(&campaign.id),
                 )
                 .await?;
+                fresh.insert(id.clone(), index);
                 batch.push(id);
             }
         }
@@ -587,7 +607,7 @@ async fn write_cart(
         }
     }
     check_budget(txn, campaign, &budget).await?;
-    Ok(batch)
+    Ok((batch, fresh))
 }
 
 /// The campaign's buys that spend (every one but failed, rejected and

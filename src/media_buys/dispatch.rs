@@ -37,32 +37,36 @@ pub async fn execute(
     campaign_id: &str,
     only: Option<&[String]>,
 ) -> Result<(), ApiError> {
-    let timeout = call_timeout(ctx);
     let claimed = {
         let _turn = ctx.writes.enter().await;
         let txn = crate::db::begin_write(&ctx.db).await?;
-        let claimed = claim(&txn, account_id, campaign_id, only, timeout).await?;
+        let claimed = claim(ctx, &txn, account_id, campaign_id, only, &HashMap::new()).await?;
         txn.commit().await?;
         claimed
     };
     send(ctx, claimed).await
 }
 
-fn call_timeout(ctx: &Ctx) -> std::time::Duration {
+pub fn call_timeout(ctx: &Ctx) -> std::time::Duration {
     ctx.get::<SellerClient>()
         .map(|c| c.options().call_timeout)
         .unwrap_or(std::time::Duration::from_secs(30))
 }
 
-/// Buys to send: DRAFT ones, and `dispatching` ones whose attempt is older
-/// than a call could take (the process died, or the answer never came).
-async fn claim(
+/// Claims the buys to send, in the caller's transaction: DRAFT ones, and
+/// `dispatching` ones whose attempt is older than a call could take (the
+/// process died, or the answer never came). `fresh` maps buys written by
+/// this same transaction to their selection's index, so a refusal names
+/// the selection (those buys are rolled back with it).
+pub async fn claim(
+    ctx: &Ctx,
     txn: &DatabaseTransaction,
     account_id: &str,
     campaign_id: &str,
     only: Option<&[String]>,
-    timeout: std::time::Duration,
+    fresh: &HashMap<String, usize>,
 ) -> Result<Vec<media_buy::Model>, ApiError> {
+    let timeout = call_timeout(ctx);
     let now = Utc::now();
     let stale = now
         - chrono::Duration::from_std(timeout).unwrap_or_default()
@@ -90,25 +94,30 @@ async fn claim(
     if candidates.is_empty() {
         return Ok(candidates);
     }
-    let unpriced: Vec<&str> = candidates
-        .iter()
-        .filter(|b| !b.priced)
-        .map(|b| b.id.as_str())
-        .collect();
+    let unpriced: Vec<&media_buy::Model> = candidates.iter().filter(|b| !b.priced).collect();
     if !unpriced.is_empty() {
+        let ids: Vec<&str> = unpriced
+            .iter()
+            .filter(|b| !fresh.contains_key(&b.id))
+            .map(|b| b.id.as_str())
+            .collect();
+        let mut selections: Vec<usize> = unpriced
+            .iter()
+            .filter_map(|b| fresh.get(&b.id).copied())
+            .collect();
+        selections.sort_unstable();
         return Err(ApiError::coded(
             Kind::Conflict,
             "PRICING_NOT_CONFIGURED",
             "media buys on auction pricing need a bidPrice before they can be executed",
-            json!({ "unpricedBuyIds": unpriced }),
+            json!({ "unpricedBuyIds": ids, "unpricedSelections": selections }),
         ));
     }
     check_credit(txn, account_id, &candidates).await?;
     // Claimed with our timestamp; the poller re-sends them after a call's
     // time if this process never records an answer.
-    let retry_at = now
-        + chrono::Duration::from_std(timeout).unwrap_or_default()
-        + chrono::Duration::seconds(30);
+    let retry_at =
+        now + chrono::Duration::from_std(timeout + super::poll_every(ctx)).unwrap_or_default();
     let ids: Vec<String> = candidates.iter().map(|b| b.id.clone()).collect();
     media_buy::Entity::update_many()
         .col_expr(

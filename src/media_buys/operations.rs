@@ -12,7 +12,7 @@ use sea_orm::EntityTrait;
 
 use entity::media_buy;
 
-use super::model::{CreateMediaBuysIn, CreateMediaBuysOut, MediaBuyOut, MediaBuyStatusOut, Mode};
+use super::model::{CreateMediaBuysIn, CreateMediaBuysOut, MediaBuyOut, MediaBuyStatusOut};
 use super::outcome::{self, Outcome};
 use super::{cart, dispatch, status};
 use crate::buyer::campaigns::model::{CampaignEnvelope, CampaignOut, Transition};
@@ -61,15 +61,7 @@ impl Operation for CreateMediaBuys {
     ) -> Result<Self::Output, ApiError> {
         let mode = input.body.0.mode;
         let staged = cart::stage(ctx, caller, input.body.0).await?;
-        if mode == Mode::Execute {
-            dispatch::execute(
-                ctx,
-                caller.account_id(),
-                &staged.campaign_id,
-                Some(&staged.batch),
-            )
-            .await?;
-        }
+        dispatch::send(ctx, staged.claimed).await?;
         let buys = status::buys_of(&ctx.db, caller.account_id(), &staged.campaign_id).await?;
         Ok(CreateMediaBuysOut {
             campaign_id: staged.campaign_id,

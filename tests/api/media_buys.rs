@@ -5,7 +5,7 @@
 use sea_orm::{EntityTrait, PaginatorTrait};
 use serde_json::{Value, json};
 
-use crate::fake_seller::{Behaviour, FakeSeller, product, seller};
+use crate::fake_seller::{Behaviour, BuyOutcome, FakeSeller, product, seller};
 use crate::helpers::*;
 
 pub const BUYS: &str = "/api/v2/buyer/media-buys";
@@ -62,7 +62,6 @@ pub fn pick(product_id: &str, budget: f64) -> Value {
 pub struct Setup {
     pub seller: FakeSeller,
     pub storefront: i64,
-    pub adv: String,
     pub session: String,
 }
 
@@ -73,7 +72,6 @@ pub async fn setup(app: &TestApp, t: &Tenant, b: Behaviour) -> Setup {
     Setup {
         seller,
         storefront,
-        adv,
         session,
     }
 }
@@ -160,7 +158,7 @@ async fn staging_writes_draft_buys_merges_repeats_and_contacts_no_seller() {
             .collect::<Vec<_>>(),
         ids
     );
-    assert_eq!(buys[0]["budget"]["amount"], 5000.0);
+    assert_eq!(buy_of(&buys, "ctv-1")["budget"]["amount"], 5000.0);
     assert_eq!(res.data()["campaignCreated"], false);
 
     // replace: true makes the batch the whole cart.
@@ -336,4 +334,295 @@ async fn bad_carts_get_their_code_and_write_nothing() {
         .await;
     res.assert_error(404, "NOT_FOUND");
     assert_eq!(creates(&s.seller), 0);
+}
+
+fn buy_of<'a>(buys: &'a [Value], product: &str) -> &'a Value {
+    buys.iter()
+        .find(|b| b["productId"] == product)
+        .unwrap_or_else(|| panic!("no buy of {product}: {buys:?}"))
+}
+
+/// Polls the campaign's status until `done` holds (the poller and
+/// callbacks work in the background).
+pub async fn status_until(
+    app: &TestApp,
+    t: &Tenant,
+    campaign: &str,
+    done: impl Fn(&Value) -> bool,
+) -> Value {
+    for _ in 0..150 {
+        let st = app.get(&status_path(campaign), &t.key).await;
+        assert_eq!(st.status, 200, "{}", st.body);
+        if done(st.data()) {
+            return st.data().clone();
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    panic!("status never settled");
+}
+
+fn internal(d: &Value, id: &Value) -> String {
+    d["media_buys"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|b| &b["media_buy_id"] == id)
+        .map(|b| b["internal_status"].as_str().unwrap().to_string())
+        .unwrap_or_default()
+}
+
+#[actix_web::test]
+async fn the_whole_path_from_discovery_to_live_buys_then_pause_and_resume() {
+    let app = spawn_app_with(|c| c.media_buy_poll_seconds = 1).await;
+    let t = app.tenant().await;
+    let mut b = Behaviour::default();
+    b.buys.insert(
+        "olv-2".into(),
+        BuyOutcome::Accept {
+            status: "pending_creatives",
+        },
+    );
+    let s = setup(&app, &t, b).await;
+    let body = json!({
+        "productQueryId": s.session,
+        "campaign": new_campaign(10_000.0),
+        "mode": "execute",
+        "selections": [pick("ctv-1", 4000.0), pick("olv-2", 3000.0)],
+    });
+    let res = app.post(BUYS, &t.key, &body).await;
+    assert_eq!(res.status, 200, "{}", res.body);
+    let d = res.data().clone();
+    let campaign = d["campaignId"].as_str().unwrap().to_string();
+    let buys = d["mediaBuys"].as_array().unwrap();
+    let ctv = buy_of(buys, "ctv-1");
+    let olv = buy_of(buys, "olv-2");
+    assert_eq!(ctv["status"], "active", "{d}");
+    assert_eq!(olv["status"], "pending_creatives", "{d}");
+    assert!(ctv["adcpMediaBuyId"].as_str().unwrap().starts_with("sb_"));
+    assert_eq!(s.seller.created_count(), 2);
+
+    // What the seller was sent: AdCP 3.1 create_media_buy, one package.
+    let sent = s.seller.buys();
+    let args = &sent
+        .iter()
+        .find(|b| b.product_id == "ctv-1")
+        .unwrap()
+        .arguments;
+    assert_eq!(args["packages"][0]["product_id"], "ctv-1");
+    assert_eq!(args["packages"][0]["budget"], 4000.0);
+    assert_eq!(args["packages"][0]["pricing_option_id"], "po-1");
+    assert_eq!(
+        args["packages"][0]["targeting_overlay"]["geo_countries"],
+        json!(["FR", "DE"])
+    );
+    assert_eq!(args["brand"]["domain"], "acme.example");
+    assert_eq!(args["account"]["operator"], "acme.example");
+    let key = args["idempotency_key"].as_str().unwrap();
+    assert!(key.len() >= 16, "{key}");
+    let push = &args["push_notification_config"];
+    assert!(
+        push["url"]
+            .as_str()
+            .unwrap()
+            .ends_with(&format!("/adcp/callbacks/{}", s.storefront))
+    );
+    assert_eq!(push["authentication"]["schemes"], json!(["HMAC-SHA256"]));
+    assert!(
+        push["authentication"]["credentials"]
+            .as_str()
+            .unwrap()
+            .len()
+            >= 32
+    );
+    assert_eq!(push["operation_id"], ctv["mediaBuyId"]);
+
+    // Every buy is live: the campaign launched.
+    let c = app
+        .get(&format!("/api/v2/buyer/campaigns/{campaign}"), &t.key)
+        .await;
+    assert_eq!(c.data()["campaign"]["status"], "ACTIVE", "{}", c.body);
+    let st = app.get(&status_path(&campaign), &t.key).await;
+    assert_eq!(st.status, 200, "{}", st.body);
+    let rows = st.data()["media_buys"].as_array().unwrap();
+    assert_eq!(rows.len(), 2);
+    let row = rows
+        .iter()
+        .find(|r| r["media_buy_id"] == olv["mediaBuyId"])
+        .unwrap();
+    assert_eq!(row["internal_status"], "pending_creatives");
+    assert_eq!(row["adcp_status"], "pending_creatives");
+    assert_eq!(row["previous_internal_status"], "dispatching");
+    assert_eq!(row["adcp_media_buy_id"], olv["adcpMediaBuyId"]);
+    assert_eq!(
+        st.data()["agents_queried"][0]["storefront_id"],
+        s.storefront
+    );
+    assert_eq!(st.data()["errors"], json!([]));
+
+    // The poller follows the seller (pending_creatives keeps polling).
+    let seller_id = olv["adcpMediaBuyId"].as_str().unwrap().to_string();
+    s.seller.set_buy_status(&seller_id, "pending_start");
+    let d = status_until(&app, &t, &campaign, |d| {
+        internal(d, &olv["mediaBuyId"]) == "pending_start"
+    })
+    .await;
+    assert!(s.seller.status_calls(&seller_id) >= 1, "{d}");
+
+    // Pause and resume reach the seller.
+    let p = app
+        .post(
+            &format!("/api/v2/buyer/campaigns/{campaign}/pause"),
+            &t.key,
+            &json!({}),
+        )
+        .await;
+    assert_eq!(p.status, 200, "{}", p.body);
+    assert_eq!(p.data()["campaign"]["status"], "PAUSED");
+    let ctv_seller = ctv["adcpMediaBuyId"].as_str().unwrap();
+    assert_eq!(s.seller.buy(ctv_seller).unwrap().status, "paused");
+    assert_eq!(s.seller.buy(&seller_id).unwrap().status, "paused");
+    let st = app.get(&status_path(&campaign), &t.key).await;
+    assert_eq!(internal(st.data(), &ctv["mediaBuyId"]), "paused");
+    let r = app
+        .post(
+            &format!("/api/v2/buyer/campaigns/{campaign}/resume"),
+            &t.key,
+            &json!({}),
+        )
+        .await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert_eq!(r.data()["campaign"]["status"], "ACTIVE");
+    assert_eq!(s.seller.buy(ctv_seller).unwrap().status, "active");
+    assert_eq!(s.seller.buy(&seller_id).unwrap().status, "pending_start");
+    let st = app.get(&status_path(&campaign), &t.key).await;
+    assert_eq!(internal(st.data(), &ctv["mediaBuyId"]), "active");
+
+    // The same request again sends nothing: no second buy at the seller.
+    let res = app
+        .post(
+            BUYS,
+            &t.key,
+            &json!({
+                "productQueryId": s.session,
+                "campaign": {"campaignId": campaign},
+                "mode": "execute",
+                "selections": [pick("ctv-1", 4000.0), pick("olv-2", 3000.0)],
+            }),
+        )
+        .await;
+    assert_eq!(res.status, 200, "{}", res.body);
+    assert_eq!(s.seller.created_count(), 2);
+    assert_eq!(creates(&s.seller), 2);
+}
+
+#[actix_web::test]
+async fn sellers_that_accept_reject_submit_time_out_or_fail_on_the_second_buy() {
+    let app = spawn_app_with(|c| {
+        c.media_buy_poll_seconds = 1;
+        c.discovery_timeout = Some(2);
+    })
+    .await;
+    let t = app.tenant().await;
+    let mut b = Behaviour::default();
+    b.products = json!([
+        product("ok-1", 10.0),
+        product("no-1", 10.0),
+        product("later-1", 10.0)
+    ]);
+    b.buys.insert(
+        "no-1".into(),
+        BuyOutcome::Reject {
+            code: "PRODUCT_UNAVAILABLE",
+            message: "sold out",
+        },
+    );
+    b.buys.insert(
+        "later-1".into(),
+        BuyOutcome::submitted(
+            BuyOutcome::Accept { status: "active" },
+            std::time::Duration::from_secs(4),
+        ),
+    );
+    let (main, _) = seller(&app, "Main", b).await;
+    let mut second = Behaviour::default();
+    second.products = json!([product("s-1", 10.0), product("s-2", 10.0)]);
+    second.default_buy = BuyOutcome::FailOnSecond;
+    let (fails, _) = seller(&app, "Second", second).await;
+    let slow_b = Behaviour {
+        products: json!([product("slow-1", 10.0)]),
+        ..Behaviour::default()
+    };
+    let (slow, _) = seller(&app, "Slow", slow_b).await;
+    let adv = eur_advertiser(&app, &t, false).await;
+    let session = discover(&app, &t, &adv).await;
+    // The slow seller makes the buy, but its answer comes after the call's
+    // 2 s limit: the outcome is unknown.
+    slow.set(|b| b.delay = std::time::Duration::from_secs(3));
+
+    let res = app
+        .post(
+            BUYS,
+            &t.key,
+            &json!({
+                "productQueryId": session,
+                "campaign": new_campaign(10_000.0),
+                "mode": "execute",
+                "selections": [pick("ok-1", 100.0), pick("no-1", 100.0), pick("later-1", 100.0),
+                               pick("s-1", 100.0), pick("s-2", 100.0), pick("slow-1", 100.0)],
+            }),
+        )
+        .await;
+    assert_eq!(res.status, 200, "{}", res.body);
+    let d = res.data().clone();
+    let campaign = d["campaignId"].as_str().unwrap().to_string();
+    let buys = d["mediaBuys"].as_array().unwrap();
+    assert_eq!(buy_of(buys, "ok-1")["status"], "active");
+    let no = buy_of(buys, "no-1");
+    assert_eq!(no["status"], "failed");
+    assert_eq!(no["errors"][0]["code"], "PRODUCT_UNAVAILABLE", "{no}");
+    let later = buy_of(buys, "later-1");
+    assert_eq!(later["status"], "submitted", "{later}");
+    assert!(later["taskId"].is_string());
+    let s_statuses: Vec<&str> = ["s-1", "s-2"]
+        .iter()
+        .map(|p| buy_of(buys, p)["status"].as_str().unwrap())
+        .collect();
+    assert!(
+        s_statuses.contains(&"active") && s_statuses.contains(&"failed"),
+        "{s_statuses:?}"
+    );
+    let slow_buy = buy_of(buys, "slow-1");
+    assert_eq!(slow_buy["status"], "dispatching", "{slow_buy}");
+    assert_eq!(slow_buy["errors"][0]["code"], "SELLER_TIMEOUT");
+    // The campaign waits for the submitted and unknown buys.
+    let c = app
+        .get(&format!("/api/v2/buyer/campaigns/{campaign}"), &t.key)
+        .await;
+    assert_eq!(c.data()["campaign"]["status"], "DRAFT");
+
+    // The submitted buy completes by the seller's signed callback; the
+    // unknown one is asked again with its key and found, not made twice.
+    let later_id = later["mediaBuyId"].clone();
+    let slow_id = slow_buy["mediaBuyId"].clone();
+    slow.set(|b| b.delay = std::time::Duration::ZERO);
+    let d = status_until(&app, &t, &campaign, |d| {
+        internal(d, &later_id) == "active" && internal(d, &slow_id) == "active"
+    })
+    .await;
+    assert_eq!(main.callbacks().len(), 1, "{d}");
+    assert_eq!(main.callbacks()[0].status, Some(200));
+    assert_eq!(
+        slow.created_count(),
+        1,
+        "the retry found the buy the lost answer made"
+    );
+    assert_eq!(fails.created_count(), 1);
+    let c = app
+        .get(&format!("/api/v2/buyer/campaigns/{campaign}"), &t.key)
+        .await;
+    assert_eq!(
+        c.data()["campaign"]["status"],
+        "ACTIVE",
+        "launched once settled"
+    );
 }
