@@ -134,7 +134,9 @@ async fn staging_writes_draft_buys_merges_repeats_and_contacts_no_seller() {
             "the creative's macro stays"
         );
     }
-    let ids: Vec<Value> = buys.iter().map(|b| b["mediaBuyId"].clone()).collect();
+    let mut ids: Vec<Value> = buys.iter().map(|b| b["mediaBuyId"].clone()).collect();
+    ids.sort_by_key(|v| v.to_string());
+    let olv_id = buy_of(buys, "olv-2")["mediaBuyId"].clone();
     // The campaign is a DRAFT and nothing reached the seller.
     let c = app
         .get(&format!("/api/v2/buyer/campaigns/{campaign}"), &t.key)
@@ -179,7 +181,7 @@ async fn staging_writes_draft_buys_merges_repeats_and_contacts_no_seller() {
     let buys = res.data()["mediaBuys"].as_array().unwrap().clone();
     assert_eq!(buys.len(), 1);
     assert_eq!(buys[0]["productId"], "olv-2");
-    assert_eq!(buys[0]["mediaBuyId"], ids[1]);
+    assert_eq!(buys[0]["mediaBuyId"], olv_id);
     // Staged buys are not a status yet.
     let st = app.get(&status_path(&campaign), &t.key).await;
     assert_eq!(st.status, 200, "{}", st.body);
@@ -625,4 +627,196 @@ async fn sellers_that_accept_reject_submit_time_out_or_fail_on_the_second_buy() 
         "ACTIVE",
         "launched once settled"
     );
+}
+
+/// A campaign with one submitted buy at a seller that never calls back;
+/// (campaign id, our buy id, the seller's task id, storefront id, secret).
+async fn submitted_buy(app: &TestApp, t: &Tenant) -> (String, String, String, i64, String, Setup) {
+    let mut b = Behaviour::default();
+    b.default_buy = BuyOutcome::submitted(BuyOutcome::Hang, std::time::Duration::from_secs(3600));
+    let s = setup(app, t, b).await;
+    let res = app
+        .post(
+            BUYS,
+            &t.key,
+            &json!({"productQueryId": s.session, "campaign": new_campaign(1000.0), "mode": "execute",
+                    "selections": [pick("ctv-1", 100.0)]}),
+        )
+        .await;
+    assert_eq!(res.status, 200, "{}", res.body);
+    let buy = res.data()["mediaBuys"][0].clone();
+    assert_eq!(buy["status"], "submitted", "{buy}");
+    let secret = agentic_api::media_buys::secrets::read(&app.db, &app.state.config, s.storefront)
+        .await
+        .unwrap()
+        .expect("a secret was made with the first buy");
+    (
+        res.data()["campaignId"].as_str().unwrap().to_string(),
+        buy["mediaBuyId"].as_str().unwrap().to_string(),
+        buy["taskId"].as_str().unwrap().to_string(),
+        s.storefront,
+        secret,
+        s,
+    )
+}
+
+#[actix_web::test]
+async fn signed_callbacks_complete_buys_and_bad_stale_or_replayed_ones_do_not() {
+    use crate::fake_seller::{post_callback, webhook_payload};
+    let app = spawn_app().await;
+    let t = app.tenant().await;
+    let (campaign, buy, task, storefront, secret, _s) = submitted_buy(&app, &t).await;
+    // The stored secret is sealed, never the plain value.
+    let row = entity::storefront_callback_secret::Entity::find_by_id(storefront)
+        .one(&app.db)
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(!row.secret.contains(&secret));
+    let url = app.url(&format!("/adcp/callbacks/{storefront}"));
+    let now = chrono::Utc::now().timestamp();
+    let done = webhook_payload(
+        &buy,
+        &task,
+        "completed",
+        json!({"status": "completed", "media_buy_id": "sb_77", "media_buy_status": "active", "revision": 1, "confirmed_at": "2026-11-28T00:00:00Z", "packages": []}),
+    );
+    let body = serde_json::to_vec(&done).unwrap();
+
+    // Bad signature, stale, unsigned, unknown storefront: 401, nothing changes.
+    assert_eq!(post_callback(&url, "not-the-secret-not-the-secret-000", &body, now).await, 401);
+    assert_eq!(post_callback(&url, &secret, &body, now - 301).await, 401);
+    assert_eq!(post_callback(&url, &secret, &body, now + 301).await, 401);
+    let unsigned = app
+        .client
+        .post(&url)
+        .insert_header(("content-type", "application/json"))
+        .send_body(body.clone())
+        .await
+        .unwrap();
+    assert_eq!(unsigned.status(), 401);
+    assert_eq!(post_callback(&app.url("/adcp/callbacks/999"), &secret, &body, now).await, 401);
+    let st = app.get(&status_path(&campaign), &t.key).await;
+    assert_eq!(internal(st.data(), &json!(buy)), "submitted");
+
+    // A good one completes the buy and launches the campaign.
+    assert_eq!(post_callback(&url, &secret, &body, now).await, 200);
+    let st = app.get(&status_path(&campaign), &t.key).await;
+    let row = &st.data()["media_buys"][0];
+    assert_eq!(row["internal_status"], "active", "{row}");
+    assert_eq!(row["adcp_media_buy_id"], "sb_77");
+    assert_eq!(row["previous_internal_status"], "submitted");
+    let c = app.get(&format!("/api/v2/buyer/campaigns/{campaign}"), &t.key).await;
+    assert_eq!(c.data()["campaign"]["status"], "ACTIVE");
+
+    // A replay of an applied event is accepted and ignored, even one that
+    // would otherwise move the buy.
+    let mut failed = webhook_payload(&buy, &task, "failed", json!({"errors": [{"code": "X", "message": "y"}]}));
+    failed["idempotency_key"] = done["idempotency_key"].clone();
+    let replay = serde_json::to_vec(&failed).unwrap();
+    assert_eq!(post_callback(&url, &secret, &replay, now).await, 200);
+    assert_eq!(post_callback(&url, &secret, &body, now).await, 200);
+    let st = app.get(&status_path(&campaign), &t.key).await;
+    assert_eq!(st.data()["media_buys"][0]["internal_status"], "active");
+    let events = entity::adcp_callback_event::Entity::find().count(&app.db).await.unwrap();
+    assert_eq!(events, 1);
+    // Not JSON: refused after the signature.
+    assert_eq!(post_callback(&url, &secret, b"not json", now).await, 400);
+}
+
+#[actix_web::test]
+async fn executing_needs_prices_and_credit_and_refusals_write_nothing() {
+    let app = spawn_app().await;
+    let t = app.tenant().await;
+    let mut auction = product("auc-1", 0.0);
+    auction["pricing_options"] =
+        json!([{"pricing_option_id": "po-a", "pricing_model": "cpm", "currency": "EUR", "floor_price": 5.0}]);
+    let s = setup(
+        &app,
+        &t,
+        Behaviour {
+            products: json!([product("ctv-1", 30.0), auction]),
+            ..Behaviour::default()
+        },
+    )
+    .await;
+    let exec = |selections: Value| {
+        json!({"productQueryId": s.session, "campaign": new_campaign(10_000.0), "mode": "execute", "selections": selections})
+    };
+    // An auction product without a bid can be staged, not executed.
+    let res = app.post(BUYS, &t.key, &exec(json!([pick("ctv-1", 10.0), pick("auc-1", 10.0)]))).await;
+    res.assert_error(409, "PRICING_NOT_CONFIGURED");
+    assert_eq!(res.body["error"]["details"]["unpricedSelections"], json!([1]));
+    assert_eq!(buy_count(&app).await, 0);
+    let staged = app
+        .post(BUYS, &t.key, &json!({"productQueryId": s.session, "campaign": new_campaign(10_000.0), "mode": "stage", "selections": [pick("auc-1", 10.0)]}))
+        .await;
+    assert_eq!(staged.status, 200, "{}", staged.body);
+    let campaign = staged.data()["campaignId"].as_str().unwrap().to_string();
+    let unpriced = staged.data()["mediaBuys"][0]["mediaBuyId"].clone();
+    let launch = app.post(&format!("/api/v2/buyer/campaigns/{campaign}/execute"), &t.key, &json!({})).await;
+    launch.assert_error(409, "PRICING_NOT_CONFIGURED");
+    assert_eq!(launch.body["error"]["details"]["unpricedBuyIds"], json!([unpriced]));
+    // With a bid it executes.
+    let res = app
+        .post(BUYS, &t.key, &json!({"productQueryId": s.session, "campaign": {"campaignId": campaign}, "mode": "execute",
+                                    "selections": [{"kind": "product", "productId": "auc-1", "budget": 10, "bidPrice": 6}]}))
+        .await;
+    assert_eq!(res.status, 200, "{}", res.body);
+    assert_eq!(res.data()["mediaBuys"][0]["status"], "active", "{}", res.body);
+    assert_eq!(s.seller.buys()[0].arguments["packages"][0]["bid_price"], 6.0);
+
+    // A credit limit: committed real spend may not pass it (402), and a
+    // refused execution stages nothing.
+    let out = cli(&app.database_url, &["admin", "set-credit-limit", "--account", &t.account_id, "--currency", "EUR", "--amount", "500"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let before = buy_count(&app).await;
+    let res = app.post(BUYS, &t.key, &exec(json!([pick("ctv-1", 495.0)]))).await;
+    res.assert_error(402, "CREDIT_LIMIT_EXCEEDED");
+    let details = &res.body["error"]["details"];
+    assert_eq!(details["creditLimit"], 500.0);
+    assert_eq!(details["committed"], 10.0);
+    assert_eq!(details["requested"], 495.0);
+    assert_eq!(buy_count(&app).await, before);
+    let res = app.post(BUYS, &t.key, &exec(json!([pick("ctv-1", 490.0)]))).await;
+    assert_eq!(res.status, 200, "{}", res.body);
+    // A sandbox advertiser's buys never spend: sent as sandbox, not counted.
+    let sandbox = eur_advertiser(&app, &t, true).await;
+    let session = discover(&app, &t, &sandbox).await;
+    let res = app
+        .post(BUYS, &t.key, &json!({"productQueryId": session, "campaign": new_campaign(10_000.0), "mode": "execute", "selections": [pick("ctv-1", 5000.0)]}))
+        .await;
+    assert_eq!(res.status, 200, "{}", res.body);
+    assert_eq!(res.data()["mediaBuys"][0]["sandbox"], true);
+    let sent = s.seller.buys().into_iter().find(|b| b.arguments["packages"][0]["budget"] == 5000.0).unwrap();
+    assert_eq!(sent.arguments["account"]["sandbox"], true);
+    // Bad operator input is refused, writing nothing.
+    let out = cli(&app.database_url, &["admin", "set-credit-limit", "--account", &t.account_id, "--currency", "EURO", "--amount", "5"]);
+    assert!(!out.status.success());
+    // Clearing the limit makes spend unlimited again.
+    let out = cli(&app.database_url, &["admin", "set-credit-limit", "--account", &t.account_id, "--currency", "EUR", "--clear"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let res = app.post(BUYS, &t.key, &exec(json!([pick("ctv-1", 5000.0)]))).await;
+    assert_eq!(res.status, 200, "{}", res.body);
+
+    // Launching needs a cart and a campaign that can still run.
+    let empty = app
+        .post("/api/v2/buyer/campaigns", &t.key, &{
+            let mut c = new_campaign(100.0)["create"].clone();
+            c["advertiserId"] = json!(s_adv(&app, &t).await);
+            c
+        })
+        .await;
+    assert_eq!(empty.status, 201, "{}", empty.body);
+    let empty_id = empty.data()["campaign"]["campaignId"].as_str().unwrap().to_string();
+    let res = app.post(&format!("/api/v2/buyer/campaigns/{empty_id}/execute"), &t.key, &json!({})).await;
+    res.assert_error(409, "CONFLICT");
+    let res = app.post("/api/v2/buyer/campaigns/cmp_00000000000000000000000000000000/execute", &t.key, &json!({})).await;
+    res.assert_error(404, "NOT_FOUND");
+}
+
+/// The first advertiser of `t`'s account.
+async fn s_adv(app: &TestApp, t: &Tenant) -> String {
+    let res = app.get("/api/v2/buyer/advertisers", &t.key).await;
+    res.data()[0]["id"].as_str().unwrap().to_string()
 }
