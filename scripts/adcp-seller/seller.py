@@ -1,9 +1,25 @@
 """A real AdCP 3.1 seller agent for tests and CI, built on the `adcp` seller framework.
 
-Serves MCP Streamable HTTP at http://HOST:PORT/mcp with two tools:
-get_adcp_capabilities and get_products. The catalogue is fixed, so tests can assert
-exact product ids; get_products honours buying_mode (brief, wholesale, refine) and
-the filters channels, countries and delivery_type.
+Serves MCP Streamable HTTP at http://HOST:PORT/mcp with five tools:
+get_adcp_capabilities, get_products, create_media_buy, get_media_buys and
+update_media_buy. The catalogue is fixed, so tests can assert exact product ids;
+get_products honours buying_mode (brief, wholesale, refine) and the filters
+channels, countries and delivery_type.
+
+Media buys are kept in memory, one owner account each. create_media_buy checks
+every package's product_id and pricing_option_id against the catalogue
+(PRODUCT_NOT_FOUND / INVALID_REQUEST otherwise) and answers synchronously: ids
+smb_0001, smb_0002, ... in creation order, packages <id>_p1, <id>_p2, ...,
+media_buy_status pending_creatives (no creatives can be sent), revision 1.
+update_media_buy pauses and resumes (paused: true/false; the revision goes up on
+each change) and nothing else. get_media_buys reads buys back by media_buy_ids,
+or lists them by status_filter (default ["active"], as the schema says).
+The mutating tools go through the SDK's IdempotencyStore, scoped by account: a
+repeated idempotency_key with the same payload replays the first answer
+(replayed: true) without running the handler again; with a different payload it
+is IDEMPOTENCY_CONFLICT. Each buy actually created logs one line on stderr,
+"adcp-seller: created media buy <id> key=<idempotency_key>", so a test can count
+them (replays log "adcp-seller: replayed <tool> key=<key>").
 
     python seller.py --port 0        # prints: adcp-seller listening on http://127.0.0.1:PORT/mcp
 
@@ -15,13 +31,15 @@ and a catalogue drifting from the schema fails loudly instead of shipping.
 from __future__ import annotations
 
 import argparse
+import json
 import re
 import socket
 import sys
+from datetime import datetime, timezone
 from typing import Any
 
 from adcp.decisioning import AdcpError
-from adcp.server import adcp_server, serve
+from adcp.server import IdempotencyStore, MemoryBackend, ToolContext, adcp_server, serve
 from adcp.server.mcp_tools import register_handler_tools
 from adcp.server.responses import capabilities_response
 
@@ -280,10 +298,27 @@ PRICING_MODELS = sorted(
     {o["pricing_model"] for e in CATALOGUE for o in e["product"]["pricing_options"]}
 )
 
+PRODUCTS: dict[str, dict[str, Any]] = {e["product"]["product_id"]: e["product"] for e in CATALOGUE}
+
+TOOLS = {
+    "get_adcp_capabilities",
+    "get_products",
+    "create_media_buy",
+    "get_media_buys",
+    "update_media_buy",
+}
+
 server = adcp_server("agentic-test-seller", adcp_version=ADCP_VERSION)
 # The builder's handler class is "DynamicHandler"; declaring its tools keeps
-# tools/list to exactly these two (the framework warns when it has to guess).
-register_handler_tools("DynamicHandler", {"get_adcp_capabilities", "get_products"})
+# tools/list to exactly these (the framework warns when it has to guess).
+register_handler_tools("DynamicHandler", TOOLS)
+
+# The SDK's replay cache for the mutating tools: a request repeating an
+# idempotency_key (in the same scope) gets the first response back verbatim, with
+# replayed: true, and the handler does not run again; the same key with a
+# different payload is answered IDEMPOTENCY_CONFLICT. It scopes keys by
+# ToolContext.caller_identity, which principal_from_account sets below.
+idempotency = IdempotencyStore(backend=MemoryBackend(), ttl_seconds=86400)
 
 
 def as_dict(params: Any) -> dict[str, Any]:
@@ -318,9 +353,9 @@ def invalid(message: str, field: str) -> AdcpError:
 @server.get_adcp_capabilities
 async def get_adcp_capabilities(params: Any, context: Any = None) -> dict[str, Any]:
     # adcp.idempotency is schema-required; the SDK's own client rejects a seller
-    # without it. This seller has no mutating tools, so it has no replay window.
+    # without it. The replay window is the IdempotencyStore's.
     caps = capabilities_response(
-        ["media_buy"], adcp_version=ADCP_VERSION, idempotency={"supported": False}
+        ["media_buy"], adcp_version=ADCP_VERSION, idempotency=idempotency.capability()
     )
     caps["media_buy"] = {
         "supported_pricing_models": PRICING_MODELS,
@@ -415,6 +450,271 @@ async def get_products(params: Any, context: Any = None) -> dict[str, Any]:
     }
 
 
+# --- media buys -------------------------------------------------------------
+#
+# Buys live in memory for the life of the process. A buy is scoped to the account
+# that created it (account_scope), and every package must name a catalogue product
+# and one of its pricing options. No creatives can be sent, so a new buy is
+# pending_creatives; update_media_buy only pauses and resumes.
+
+BUYS: dict[str, dict[str, Any]] = {}
+# Statuses nothing moves a buy out of (this seller never reaches them).
+TERMINAL = {"completed", "rejected", "canceled"}
+# update_media_buy fields this seller does not implement (pause/resume only).
+UNSUPPORTED_UPDATES = (
+    "start_time", "end_time", "packages", "new_packages", "invoice_recipient",
+    "reporting_webhook",
+)
+
+
+def now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
+def parse_time(value: str) -> datetime:
+    return datetime.fromisoformat(value.replace("Z", "+00:00"))
+
+
+def log(line: str) -> None:
+    print(f"adcp-seller: {line}", file=sys.stderr, flush=True)
+
+
+def account_scope(account: Any) -> str:
+    """One string per account: the idempotency scope and the owner of a buy.
+
+    The schema's sandbox default (false) is dropped so that {"sandbox": false}
+    and an omitted sandbox name the same account.
+    """
+    if not account:
+        return "no-account"
+    if isinstance(account, dict) and account.get("sandbox") is False:
+        account = {k: v for k, v in account.items() if k != "sandbox"}
+    return json.dumps(account, sort_keys=True, separators=(",", ":"))
+
+
+async def principal_from_account(
+    skill_name: str, params: dict[str, Any], context: ToolContext, call_next: Any
+) -> Any:
+    """Skill middleware: the request's account is the caller this seller knows.
+
+    The seller has no authentication, and the SDK's IdempotencyStore refuses a
+    keyed request without ToolContext.caller_identity. Using the account as the
+    identity makes the replay scope (account, idempotency_key), which is what
+    create_media_buy's idempotency_key promises.
+    """
+    context.caller_identity = account_scope(params.get("account"))
+    result = await call_next()
+    if isinstance(result, dict) and result.get("replayed"):
+        log(f"replayed {skill_name} key={params.get('idempotency_key')}")
+    return result
+
+
+def not_found(code: str, message: str, field: str) -> AdcpError:
+    return AdcpError(code, message=message, recovery="correctable", field=field)
+
+
+def media_buy_wire(buy: dict[str, Any]) -> dict[str, Any]:
+    """A buy as get_media_buys returns it."""
+    wire = {
+        "media_buy_id": buy["media_buy_id"],
+        "status": buy["status"],
+        "status_as_of": buy["updated_at"],
+        "currency": buy["currency"],
+        "total_budget": buy["total_budget"],
+        "start_time": buy["start_time"],
+        "end_time": buy["end_time"],
+        "confirmed_at": buy["confirmed_at"],
+        "revision": buy["revision"],
+        "created_at": buy["created_at"],
+        "updated_at": buy["updated_at"],
+        "packages": [
+            {k: v for k, v in p.items() if k != "pricing_option_id"} for p in buy["packages"]
+        ],
+    }
+    if buy["context"] is not None:
+        wire["context"] = buy["context"]
+    return wire
+
+
+@server.create_media_buy
+async def create_media_buy(params: Any, context: Any = None) -> dict[str, Any]:
+    # IdempotencyStore.wrap reads (self, params, context) positionally; the
+    # builder calls its functions without a self, so pass by keyword.
+    return await create_media_buy_once(params=params, context=context)
+
+
+@idempotency.wrap
+async def create_media_buy_once(params: Any, context: Any) -> dict[str, Any]:
+    req = as_dict(params)
+    if req.get("proposal_id"):
+        raise not_found("PROPOSAL_NOT_FOUND", "this seller makes no proposals", "proposal_id")
+    requested = req.get("packages") or []
+    if not requested:
+        raise invalid("packages is required (this seller makes no proposals)", "packages")
+
+    confirmed_at = now()
+    start = confirmed_at if req["start_time"] == "asap" else req["start_time"]
+    end = req["end_time"]
+    if parse_time(end) <= parse_time(start):
+        raise invalid("end_time must be after start_time", "end_time")
+
+    media_buy_id = f"smb_{len(BUYS) + 1:04d}"
+    currencies: set[str] = set()
+    packages = []
+    for i, pkg in enumerate(requested):
+        product = PRODUCTS.get(pkg["product_id"])
+        if product is None:
+            raise not_found(
+                "PRODUCT_NOT_FOUND", f"no product {pkg['product_id']!r} in this catalogue",
+                f"packages[{i}].product_id",
+            )
+        options = {o["pricing_option_id"]: o for o in product["pricing_options"]}
+        option = options.get(pkg["pricing_option_id"])
+        if option is None:
+            raise invalid(
+                f"product {pkg['product_id']!r} has no pricing option "
+                f"{pkg['pricing_option_id']!r} (it offers {', '.join(sorted(options))})",
+                f"packages[{i}].pricing_option_id",
+            )
+        currencies.add(option["currency"])
+        package = {
+            "package_id": f"{media_buy_id}_p{i + 1}",
+            "product_id": pkg["product_id"],
+            "pricing_option_id": pkg["pricing_option_id"],
+            "budget": pkg["budget"],
+            "currency": option["currency"],
+            "start_time": pkg.get("start_time") or start,
+            "end_time": pkg.get("end_time") or end,
+            "paused": bool(pkg.get("paused", False)),
+        }
+        for echoed in ("pacing", "bid_price", "impressions", "targeting_overlay", "context"):
+            if pkg.get(echoed) is not None:
+                package[echoed] = pkg[echoed]
+        packages.append(package)
+    if len(currencies) > 1:
+        raise invalid(
+            f"one media buy has one currency; these packages are priced in "
+            f"{', '.join(sorted(currencies))}",
+            "packages",
+        )
+
+    # A buy created paused resumes to where it would have started.
+    status, resume_status = "pending_creatives", None
+    if req.get("paused"):
+        status, resume_status = "paused", status
+    buy = {
+        "media_buy_id": media_buy_id,
+        "scope": account_scope(req.get("account")),
+        "status": status,
+        "resume_status": resume_status,
+        "revision": 1,
+        "currency": currencies.pop(),
+        "total_budget": sum(p["budget"] for p in packages),
+        "start_time": start,
+        "end_time": end,
+        "confirmed_at": confirmed_at,
+        "created_at": confirmed_at,
+        "updated_at": confirmed_at,
+        "packages": packages,
+        "context": req.get("context"),
+    }
+    BUYS[media_buy_id] = buy
+    log(f"created media buy {media_buy_id} key={req['idempotency_key']}")
+    response = {
+        "media_buy_id": media_buy_id,
+        "media_buy_status": buy["status"],
+        "confirmed_at": confirmed_at,
+        "revision": buy["revision"],
+        "currency": buy["currency"],
+        "total_budget": buy["total_budget"],
+        "packages": packages,
+    }
+    if (req.get("account") or {}).get("sandbox"):
+        response["sandbox"] = True
+    return response
+
+
+@server.get_media_buys
+async def get_media_buys(params: Any, context: Any = None) -> dict[str, Any]:
+    req = as_dict(params)
+    scope = account_scope(req["account"]) if req.get("account") else None
+    ids = req.get("media_buy_ids")
+    status_filter = req.get("status_filter")
+    if isinstance(status_filter, str):
+        status_filter = [status_filter]
+    if ids is None and status_filter is None:
+        status_filter = ["active"]  # the schema's default when no ids are given
+
+    errors = []
+    if ids is not None:
+        buys = []
+        for media_buy_id in ids:
+            buy = BUYS.get(media_buy_id)
+            if buy is None or (scope is not None and buy["scope"] != scope):
+                errors.append({"code": "MEDIA_BUY_NOT_FOUND", "field": "media_buy_ids",
+                               "message": f"no media buy {media_buy_id!r} for this account"})
+            else:
+                buys.append(buy)
+    else:
+        buys = [b for b in BUYS.values() if scope is None or b["scope"] == scope]
+    if status_filter is not None:
+        buys = [b for b in buys if b["status"] in status_filter]
+    response: dict[str, Any] = {"media_buys": [media_buy_wire(b) for b in buys]}
+    if errors:
+        response["errors"] = errors
+    return response
+
+
+@server.update_media_buy
+async def update_media_buy(params: Any, context: Any = None) -> dict[str, Any]:
+    return await update_media_buy_once(params=params, context=context)
+
+
+@idempotency.wrap
+async def update_media_buy_once(params: Any, context: Any) -> dict[str, Any]:
+    req = as_dict(params)
+    buy = BUYS.get(req["media_buy_id"])
+    if buy is None or buy["scope"] != account_scope(req.get("account")):
+        raise not_found(
+            "MEDIA_BUY_NOT_FOUND", f"no media buy {req['media_buy_id']!r} for this account",
+            "media_buy_id",
+        )
+    unsupported = [f for f in UNSUPPORTED_UPDATES if req.get(f) is not None]
+    if req.get("canceled"):
+        unsupported.append("canceled")
+    if unsupported:
+        raise AdcpError(
+            "UNSUPPORTED_FEATURE", message=f"this seller only pauses and resumes; "
+            f"{', '.join(unsupported)} cannot be updated", recovery="correctable",
+            field=unsupported[0],
+        )
+    expected = req.get("revision")
+    if expected is not None and expected != buy["revision"]:
+        raise AdcpError(
+            "CONFLICT", message=f"revision {expected} is stale; the buy is at "
+            f"revision {buy['revision']}", recovery="correctable", field="revision",
+        )
+
+    # A state change bumps the revision; pausing a paused buy changes nothing.
+    paused = req.get("paused")
+    if paused is True and buy["status"] not in TERMINAL | {"paused"}:
+        buy["resume_status"], buy["status"] = buy["status"], "paused"
+        buy["revision"] += 1
+        buy["updated_at"] = now()
+    elif paused is False and buy["status"] == "paused":
+        buy["status"], buy["resume_status"] = buy["resume_status"], None
+        buy["revision"] += 1
+        buy["updated_at"] = now()
+    log(f"updated media buy {buy['media_buy_id']} status={buy['status']} "
+        f"revision={buy['revision']} key={req['idempotency_key']}")
+    return {
+        "media_buy_id": buy["media_buy_id"],
+        "media_buy_status": buy["status"],
+        "revision": buy["revision"],
+        "implementation_date": buy["updated_at"],
+    }
+
+
 def announce_when_started(app: Any, url: str) -> Any:
     """ASGI wrapper that prints the ready line once the app's lifespan startup completes."""
 
@@ -461,6 +761,10 @@ def main() -> None:
         name="agentic-test-seller",
         host=args.host,
         port=port,
+        # A ToolContext per call (not the framework's None) so that the
+        # middleware's caller_identity reaches the handlers.
+        context_factory=lambda meta: ToolContext(),
+        middleware=[principal_from_account],
         asgi_middleware=[lambda app: announce_when_started(app, url)],
     )
 
