@@ -33,6 +33,8 @@ pub struct Model {
     pub adcp_task_id: Option<String>,
     pub adcp_revision: Option<i64>,
     pub idempotency_key: String,
+    #[sea_orm(column_type = "Text", nullable)]
+    pub adcp_request: Option<String>,
     pub sandbox: bool,
     #[sea_orm(column_type = "Text")]
     pub errors: String,

@@ -43,6 +43,9 @@ impl MigrationTrait for Migration {
                 .col(big_integer_null("adcp_revision"))
                 // Sent with every create: a retry never makes a second buy.
                 .col(string("idempotency_key"))
+                // The create_media_buy arguments of the first attempt (without
+                // the callback secret): every retry sends the same payload.
+                .col(text_null("adcp_request"))
                 .col(boolean("sandbox"))
                 // JSON array of the seller's or our errors, latest attempt.
                 .col(text("errors"))

@@ -568,6 +568,7 @@ async fn write_cart(
                     adcp_task_id: Set(None),
                     adcp_revision: Set(None),
                     idempotency_key: Set(model::idempotency_key(&id)),
+                    adcp_request: Set(None),
                     sandbox: Set(advertiser.sandbox),
                     errors: Set("[]".into()),
                     dispatched_at: Set(None),

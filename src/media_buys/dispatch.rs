@@ -226,6 +226,7 @@ pub async fn send(ctx: &Ctx, claimed: Vec<media_buy::Model>) -> Result<(), ApiEr
     }
     let sellers = ctx.get::<Sellers>()?.clone();
     let mut prepared = Vec::with_capacity(claimed.len());
+    let mut to_store = Vec::new();
     let mut targets: HashMap<i64, Result<StorefrontTarget, String>> = HashMap::new();
     let mut context: HashMap<String, (campaign::Model, advertiser::Model)> = HashMap::new();
     for buy in claimed {
@@ -254,13 +255,42 @@ pub async fn send(ctx: &Ctx, claimed: Vec<media_buy::Model>) -> Result<(), ApiEr
         let target = targets[&buy.storefront_id].clone();
         let secret =
             super::secrets::for_storefront(&ctx.db, &ctx.config, buy.storefront_id).await?;
-        let account = account_ref(&ctx.db, a, buy.storefront_id, buy.sandbox).await?;
-        let arguments = create_arguments(&buy, c, a, account, &ctx.public_url, &secret);
+        // A retry sends the first attempt's payload: sellers match a
+        // repeated idempotency key against the same request.
+        let first = buy
+            .adcp_request
+            .as_deref()
+            .and_then(|r| serde_json::from_str::<JsonObject>(r).ok());
+        let arguments = match first {
+            Some(a) => a,
+            None => {
+                let account = account_ref(&ctx.db, a, buy.storefront_id, buy.sandbox).await?;
+                let args = create_arguments(&buy, c, a, account, &ctx.public_url);
+                to_store.push((buy.id.clone(), Value::Object(args.clone()).to_string()));
+                args
+            }
+        };
         prepared.push(Outgoing {
             buy,
             target,
-            arguments,
+            arguments: with_secret(arguments, &secret),
         });
+    }
+    if !to_store.is_empty() {
+        let _turn = ctx.writes.enter().await;
+        let txn = crate::db::begin_write(&ctx.db).await?;
+        for (id, request) in to_store {
+            media_buy::Entity::update_many()
+                .col_expr(
+                    media_buy::Column::AdcpRequest,
+                    sea_orm::sea_query::Expr::value(request),
+                )
+                .filter(media_buy::Column::Id.eq(id))
+                .filter(media_buy::Column::AdcpRequest.is_null())
+                .exec(&txn)
+                .await?;
+        }
+        txn.commit().await?;
     }
     let calls = prepared.into_iter().map(|s| {
         let sellers = sellers.clone();
@@ -360,7 +390,6 @@ fn create_arguments(
     a: &advertiser::Model,
     account: Value,
     public_url: &str,
-    secret: &str,
 ) -> JsonObject {
     let package: Value = serde_json::from_str(&b.package).unwrap_or_else(|_| json!({}));
     let start = if c.start_date <= Utc::now() {
@@ -380,7 +409,6 @@ fn create_arguments(
         json!({
             "url": format!("{public_url}{}/{}", super::callbacks::PATH_PREFIX, b.storefront_id),
             "operation_id": b.id,
-            "authentication": {"schemes": ["HMAC-SHA256"], "credentials": secret},
         }),
     );
     m.insert(
@@ -388,4 +416,16 @@ fn create_arguments(
         json!({"media_buy_id": b.id, "campaign_id": b.campaign_id}),
     );
     m
+}
+
+/// The callback secret goes in at send time only (it is never stored with
+/// the request): AdCP's HMAC-SHA256 scheme.
+fn with_secret(mut args: JsonObject, secret: &str) -> JsonObject {
+    if let Some(Value::Object(push)) = args.get_mut("push_notification_config") {
+        push.insert(
+            "authentication".into(),
+            json!({"schemes": ["HMAC-SHA256"], "credentials": secret}),
+        );
+    }
+    args
 }

@@ -663,7 +663,12 @@ async fn submitted_buy(app: &TestApp, t: &Tenant) -> (String, String, String, i6
 #[actix_web::test]
 async fn signed_callbacks_complete_buys_and_bad_stale_or_replayed_ones_do_not() {
     use crate::fake_seller::{post_callback, webhook_payload};
-    let app = spawn_app().await;
+    // A key, as every instance on PostgreSQL shares (SQLite makes its own).
+    let app = spawn_app_with(|c| {
+        c.webhook_secret_key =
+            Some(agentic_api::config::webhooks::SecretKey::from_hex(&"ab".repeat(32)).unwrap())
+    })
+    .await;
     let t = app.tenant().await;
     let (campaign, buy, task, storefront, secret, _s) = submitted_buy(&app, &t).await;
     // The stored secret is sealed, never the plain value.
@@ -672,7 +677,10 @@ async fn signed_callbacks_complete_buys_and_bad_stale_or_replayed_ones_do_not() 
         .await
         .unwrap()
         .unwrap();
+    assert!(agentic_api::webhooks::secret::is_encrypted(&row.secret));
     assert!(!row.secret.contains(&secret));
+    let stored = buy_row(&app.db, &buy).await.adcp_request.unwrap();
+    assert!(stored.contains("push_notification_config") && !stored.contains(&secret));
     let url = app.url(&format!("/adcp/callbacks/{storefront}"));
     let now = chrono::Utc::now().timestamp();
     let done = webhook_payload(
@@ -684,7 +692,10 @@ async fn signed_callbacks_complete_buys_and_bad_stale_or_replayed_ones_do_not() 
     let body = serde_json::to_vec(&done).unwrap();
 
     // Bad signature, stale, unsigned, unknown storefront: 401, nothing changes.
-    assert_eq!(post_callback(&url, "not-the-secret-not-the-secret-000", &body, now).await, 401);
+    assert_eq!(
+        post_callback(&url, "not-the-secret-not-the-secret-000", &body, now).await,
+        401
+    );
     assert_eq!(post_callback(&url, &secret, &body, now - 301).await, 401);
     assert_eq!(post_callback(&url, &secret, &body, now + 301).await, 401);
     let unsigned = app
@@ -695,7 +706,10 @@ async fn signed_callbacks_complete_buys_and_bad_stale_or_replayed_ones_do_not() 
         .await
         .unwrap();
     assert_eq!(unsigned.status(), 401);
-    assert_eq!(post_callback(&app.url("/adcp/callbacks/999"), &secret, &body, now).await, 401);
+    assert_eq!(
+        post_callback(&app.url("/adcp/callbacks/999"), &secret, &body, now).await,
+        401
+    );
     let st = app.get(&status_path(&campaign), &t.key).await;
     assert_eq!(internal(st.data(), &json!(buy)), "submitted");
 
@@ -706,19 +720,29 @@ async fn signed_callbacks_complete_buys_and_bad_stale_or_replayed_ones_do_not() 
     assert_eq!(row["internal_status"], "active", "{row}");
     assert_eq!(row["adcp_media_buy_id"], "sb_77");
     assert_eq!(row["previous_internal_status"], "submitted");
-    let c = app.get(&format!("/api/v2/buyer/campaigns/{campaign}"), &t.key).await;
+    let c = app
+        .get(&format!("/api/v2/buyer/campaigns/{campaign}"), &t.key)
+        .await;
     assert_eq!(c.data()["campaign"]["status"], "ACTIVE");
 
     // A replay of an applied event is accepted and ignored, even one that
     // would otherwise move the buy.
-    let mut failed = webhook_payload(&buy, &task, "failed", json!({"errors": [{"code": "X", "message": "y"}]}));
+    let mut failed = webhook_payload(
+        &buy,
+        &task,
+        "failed",
+        json!({"errors": [{"code": "X", "message": "y"}]}),
+    );
     failed["idempotency_key"] = done["idempotency_key"].clone();
     let replay = serde_json::to_vec(&failed).unwrap();
     assert_eq!(post_callback(&url, &secret, &replay, now).await, 200);
     assert_eq!(post_callback(&url, &secret, &body, now).await, 200);
     let st = app.get(&status_path(&campaign), &t.key).await;
     assert_eq!(st.data()["media_buys"][0]["internal_status"], "active");
-    let events = entity::adcp_callback_event::Entity::find().count(&app.db).await.unwrap();
+    let events = entity::adcp_callback_event::Entity::find()
+        .count(&app.db)
+        .await
+        .unwrap();
     assert_eq!(events, 1);
     // Not JSON: refused after the signature.
     assert_eq!(post_callback(&url, &secret, b"not json", now).await, 400);
@@ -729,8 +753,7 @@ async fn executing_needs_prices_and_credit_and_refusals_write_nothing() {
     let app = spawn_app().await;
     let t = app.tenant().await;
     let mut auction = product("auc-1", 0.0);
-    auction["pricing_options"] =
-        json!([{"pricing_option_id": "po-a", "pricing_model": "cpm", "currency": "EUR", "floor_price": 5.0}]);
+    auction["pricing_options"] = json!([{"pricing_option_id": "po-a", "pricing_model": "cpm", "currency": "EUR", "floor_price": 5.0}]);
     let s = setup(
         &app,
         &t,
@@ -740,13 +763,20 @@ async fn executing_needs_prices_and_credit_and_refusals_write_nothing() {
         },
     )
     .await;
-    let exec = |selections: Value| {
-        json!({"productQueryId": s.session, "campaign": new_campaign(10_000.0), "mode": "execute", "selections": selections})
-    };
+    let exec = |selections: Value| json!({"productQueryId": s.session, "campaign": new_campaign(10_000.0), "mode": "execute", "selections": selections});
     // An auction product without a bid can be staged, not executed.
-    let res = app.post(BUYS, &t.key, &exec(json!([pick("ctv-1", 10.0), pick("auc-1", 10.0)]))).await;
+    let res = app
+        .post(
+            BUYS,
+            &t.key,
+            &exec(json!([pick("ctv-1", 10.0), pick("auc-1", 10.0)])),
+        )
+        .await;
     res.assert_error(409, "PRICING_NOT_CONFIGURED");
-    assert_eq!(res.body["error"]["details"]["unpricedSelections"], json!([1]));
+    assert_eq!(
+        res.body["error"]["details"]["unpricedSelections"],
+        json!([1])
+    );
     assert_eq!(buy_count(&app).await, 0);
     let staged = app
         .post(BUYS, &t.key, &json!({"productQueryId": s.session, "campaign": new_campaign(10_000.0), "mode": "stage", "selections": [pick("auc-1", 10.0)]}))
@@ -754,31 +784,68 @@ async fn executing_needs_prices_and_credit_and_refusals_write_nothing() {
     assert_eq!(staged.status, 200, "{}", staged.body);
     let campaign = staged.data()["campaignId"].as_str().unwrap().to_string();
     let unpriced = staged.data()["mediaBuys"][0]["mediaBuyId"].clone();
-    let launch = app.post(&format!("/api/v2/buyer/campaigns/{campaign}/execute"), &t.key, &json!({})).await;
+    let launch = app
+        .post(
+            &format!("/api/v2/buyer/campaigns/{campaign}/execute"),
+            &t.key,
+            &json!({}),
+        )
+        .await;
     launch.assert_error(409, "PRICING_NOT_CONFIGURED");
-    assert_eq!(launch.body["error"]["details"]["unpricedBuyIds"], json!([unpriced]));
+    assert_eq!(
+        launch.body["error"]["details"]["unpricedBuyIds"],
+        json!([unpriced])
+    );
     // With a bid it executes.
     let res = app
         .post(BUYS, &t.key, &json!({"productQueryId": s.session, "campaign": {"campaignId": campaign}, "mode": "execute",
                                     "selections": [{"kind": "product", "productId": "auc-1", "budget": 10, "bidPrice": 6}]}))
         .await;
     assert_eq!(res.status, 200, "{}", res.body);
-    assert_eq!(res.data()["mediaBuys"][0]["status"], "active", "{}", res.body);
-    assert_eq!(s.seller.buys()[0].arguments["packages"][0]["bid_price"], 6.0);
+    assert_eq!(
+        res.data()["mediaBuys"][0]["status"],
+        "active",
+        "{}",
+        res.body
+    );
+    assert_eq!(
+        s.seller.buys()[0].arguments["packages"][0]["bid_price"],
+        6.0
+    );
 
     // A credit limit: committed real spend may not pass it (402), and a
     // refused execution stages nothing.
-    let out = cli(&app.database_url, &["admin", "set-credit-limit", "--account", &t.account_id, "--currency", "EUR", "--amount", "500"]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = cli(
+        &app.database_url,
+        &[
+            "admin",
+            "set-credit-limit",
+            "--account",
+            &t.account_id,
+            "--currency",
+            "EUR",
+            "--amount",
+            "500",
+        ],
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let before = buy_count(&app).await;
-    let res = app.post(BUYS, &t.key, &exec(json!([pick("ctv-1", 495.0)]))).await;
+    let res = app
+        .post(BUYS, &t.key, &exec(json!([pick("ctv-1", 495.0)])))
+        .await;
     res.assert_error(402, "CREDIT_LIMIT_EXCEEDED");
     let details = &res.body["error"]["details"];
     assert_eq!(details["creditLimit"], 500.0);
     assert_eq!(details["committed"], 10.0);
     assert_eq!(details["requested"], 495.0);
     assert_eq!(buy_count(&app).await, before);
-    let res = app.post(BUYS, &t.key, &exec(json!([pick("ctv-1", 490.0)]))).await;
+    let res = app
+        .post(BUYS, &t.key, &exec(json!([pick("ctv-1", 490.0)])))
+        .await;
     assert_eq!(res.status, 200, "{}", res.body);
     // A sandbox advertiser's buys never spend: sent as sandbox, not counted.
     let sandbox = eur_advertiser(&app, &t, true).await;
@@ -788,15 +855,49 @@ async fn executing_needs_prices_and_credit_and_refusals_write_nothing() {
         .await;
     assert_eq!(res.status, 200, "{}", res.body);
     assert_eq!(res.data()["mediaBuys"][0]["sandbox"], true);
-    let sent = s.seller.buys().into_iter().find(|b| b.arguments["packages"][0]["budget"] == 5000.0).unwrap();
+    let sent = s
+        .seller
+        .buys()
+        .into_iter()
+        .find(|b| b.arguments["packages"][0]["budget"] == 5000.0)
+        .unwrap();
     assert_eq!(sent.arguments["account"]["sandbox"], true);
     // Bad operator input is refused, writing nothing.
-    let out = cli(&app.database_url, &["admin", "set-credit-limit", "--account", &t.account_id, "--currency", "EURO", "--amount", "5"]);
+    let out = cli(
+        &app.database_url,
+        &[
+            "admin",
+            "set-credit-limit",
+            "--account",
+            &t.account_id,
+            "--currency",
+            "EURO",
+            "--amount",
+            "5",
+        ],
+    );
     assert!(!out.status.success());
     // Clearing the limit makes spend unlimited again.
-    let out = cli(&app.database_url, &["admin", "set-credit-limit", "--account", &t.account_id, "--currency", "EUR", "--clear"]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let res = app.post(BUYS, &t.key, &exec(json!([pick("ctv-1", 5000.0)]))).await;
+    let out = cli(
+        &app.database_url,
+        &[
+            "admin",
+            "set-credit-limit",
+            "--account",
+            &t.account_id,
+            "--currency",
+            "EUR",
+            "--clear",
+        ],
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let res = app
+        .post(BUYS, &t.key, &exec(json!([pick("ctv-1", 5000.0)])))
+        .await;
     assert_eq!(res.status, 200, "{}", res.body);
 
     // Launching needs a cart and a campaign that can still run.
@@ -808,10 +909,25 @@ async fn executing_needs_prices_and_credit_and_refusals_write_nothing() {
         })
         .await;
     assert_eq!(empty.status, 201, "{}", empty.body);
-    let empty_id = empty.data()["campaign"]["campaignId"].as_str().unwrap().to_string();
-    let res = app.post(&format!("/api/v2/buyer/campaigns/{empty_id}/execute"), &t.key, &json!({})).await;
+    let empty_id = empty.data()["campaign"]["campaignId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let res = app
+        .post(
+            &format!("/api/v2/buyer/campaigns/{empty_id}/execute"),
+            &t.key,
+            &json!({}),
+        )
+        .await;
     res.assert_error(409, "CONFLICT");
-    let res = app.post("/api/v2/buyer/campaigns/cmp_00000000000000000000000000000000/execute", &t.key, &json!({})).await;
+    let res = app
+        .post(
+            "/api/v2/buyer/campaigns/cmp_00000000000000000000000000000000/execute",
+            &t.key,
+            &json!({}),
+        )
+        .await;
     res.assert_error(404, "NOT_FOUND");
 }
 
@@ -819,4 +935,150 @@ async fn executing_needs_prices_and_credit_and_refusals_write_nothing() {
 async fn s_adv(app: &TestApp, t: &Tenant) -> String {
     let res = app.get("/api/v2/buyer/advertisers", &t.key).await;
     res.data()[0]["id"].as_str().unwrap().to_string()
+}
+
+/// Stops the in-process app, so only the binary works the database.
+async fn hand_over(app: &TestApp) -> sea_orm::DatabaseConnection {
+    app.state.shutdown.cancel();
+    app.handle.stop(true).await;
+    sea_orm::Database::connect(&app.database_url).await.unwrap()
+}
+
+async fn buy_row(db: &sea_orm::DatabaseConnection, id: &str) -> entity::media_buy::Model {
+    entity::media_buy::Entity::find_by_id(id.to_string())
+        .one(db)
+        .await
+        .unwrap()
+        .unwrap()
+}
+
+#[actix_web::test]
+async fn a_kill_9_during_execute_never_makes_a_second_buy_at_the_seller() {
+    let app = spawn_app().await;
+    let t = app.tenant().await;
+    let s = setup(&app, &t, Behaviour::default()).await;
+    let res = app
+        .post(
+            BUYS,
+            &t.key,
+            &json!({"productQueryId": s.session, "campaign": new_campaign(1000.0), "mode": "stage",
+                                    "selections": [pick("ctv-1", 100.0)]}),
+        )
+        .await;
+    assert_eq!(res.status, 200, "{}", res.body);
+    let campaign = res.data()["campaignId"].as_str().unwrap().to_string();
+    let buy = res.data()["mediaBuys"][0]["mediaBuyId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let db = hand_over(&app).await;
+
+    // The seller makes the buy, then answers slowly: the server dies before
+    // it hears back.
+    s.seller
+        .set(|b| b.delay = std::time::Duration::from_secs(5));
+    let envs = [
+        ("AGENTIC_ALLOW_INSECURE_URLS", "true"),
+        ("AGENTIC_DISCOVERY_TIMEOUT", "3"),
+        ("AGENTIC_MEDIA_BUY_POLL_SECONDS", "1"),
+    ];
+    let mut first = serve(&app.database_url, &envs, std::process::Stdio::null());
+    let url = format!("{}/api/v2/buyer/campaigns/{campaign}/execute", first.base);
+    let key = t.key.clone();
+    let execute = actix_rt::spawn(async move {
+        awc::Client::default()
+            .post(url)
+            .bearer_auth(key)
+            .send()
+            .await
+            .map(|r| r.status().as_u16())
+    });
+    for _ in 0..100 {
+        if s.seller.created_count() == 1 {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    assert_eq!(s.seller.created_count(), 1);
+    first.child.kill().unwrap();
+    first.child.wait().unwrap();
+    assert!(
+        execute.await.unwrap().is_err(),
+        "the execute never answered"
+    );
+    assert_eq!(buy_row(&db, &buy).await.status, "dispatching");
+
+    // The next start asks again with the buy's key and finds it.
+    s.seller.set(|b| b.delay = std::time::Duration::ZERO);
+    let _second = serve(&app.database_url, &envs, std::process::Stdio::null());
+    let mut row = buy_row(&db, &buy).await;
+    for _ in 0..200 {
+        if row.status == "active" {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        row = buy_row(&db, &buy).await;
+    }
+    assert_eq!(row.status, "active", "{row:?}");
+    assert_eq!(s.seller.created_count(), 1, "one buy at the seller");
+    assert_eq!(creates(&s.seller), 2, "asked twice, with one key");
+    let keys: Vec<String> = s.seller.buys().iter().map(|b| b.key.clone()).collect();
+    assert_eq!(keys.len(), 1, "{keys:?}");
+    assert_eq!(
+        row.adcp_media_buy_id.as_deref(),
+        s.seller.buys()[0].id.as_deref()
+    );
+}
+
+#[actix_web::test]
+#[ignore = "needs PostgreSQL (AGENTIC_TEST_DATABASE_URL)"]
+async fn two_instances_poll_each_buy_once() {
+    assert!(
+        std::env::var("AGENTIC_TEST_DATABASE_URL").is_ok_and(|v| !v.is_empty()),
+        "needs PostgreSQL: run the PostgreSQL pass with -- --include-ignored"
+    );
+    let fast = |c: &mut agentic_api::Config| c.media_buy_poll_seconds = 1;
+    let a = spawn_app_with(fast).await;
+    let b = spawn_on(&a.database_url, fast).await;
+    let t = a.tenant().await;
+    let mut behaviour = Behaviour::default();
+    behaviour.default_buy = BuyOutcome::Accept {
+        status: "pending_start",
+    };
+    let products: Vec<Value> = (0..20).map(|i| product(&format!("p-{i}"), 10.0)).collect();
+    behaviour.products = Value::Array(products);
+    let s = setup(&a, &t, behaviour).await;
+    let selections: Vec<Value> = (0..20).map(|i| pick(&format!("p-{i}"), 10.0)).collect();
+    let res = b
+        .post(BUYS, &t.key, &json!({"productQueryId": s.session, "campaign": new_campaign(1000.0), "mode": "execute",
+                                    "selections": selections}))
+        .await;
+    assert_eq!(res.status, 200, "{}", res.body);
+    let ids: Vec<String> = s
+        .seller
+        .buys()
+        .iter()
+        .filter_map(|b| b.id.clone())
+        .collect();
+    assert_eq!(ids.len(), 20);
+    // pending_start keeps polling: over ~5 s at 1 s (+ up to 25 % jitter)
+    // one poller asks each buy at most 5 times; two pollers sharing a buy
+    // would ask it about twice as often.
+    let started = std::time::Instant::now();
+    tokio::time::sleep(std::time::Duration::from_secs(5)).await;
+    let elapsed = started.elapsed().as_secs_f64();
+    let mut total = 0;
+    for id in &ids {
+        let n = s.seller.status_calls(id);
+        assert!(n >= 2, "{id} polled {n} times in {elapsed:.1} s");
+        assert!(
+            n as f64 <= elapsed + 1.0,
+            "{id} polled {n} times in {elapsed:.1} s: more than one poller"
+        );
+        total += n;
+    }
+    // Both instances took part (each buy's lease goes to whoever is first).
+    let rows = entity::media_buy::Entity::find().all(&a.db).await.unwrap();
+    assert!(rows.iter().all(|r| r.last_polled_at.is_some()));
+    assert!(total >= 40, "{total}");
 }

@@ -257,14 +257,21 @@ impl SellerClient {
         }
     }
 
-    /// Any other AdCP task: see [`Seller::call_task`].
+    /// Any other AdCP task: see [`Seller::call_task`]. The version fields
+    /// are added as for `get_products`, so a seller answers in 3.1's shapes.
     #[tracing::instrument(skip_all, fields(storefront.id = storefront.id, task))]
     pub async fn call_task(
         &self,
         storefront: &StorefrontTarget,
         task: &'static str,
-        arguments: JsonObject,
+        mut arguments: JsonObject,
     ) -> Result<Value, SellerError> {
+        arguments
+            .entry("adcp_version")
+            .or_insert_with(|| Value::from(query::ADCP_VERSION));
+        arguments
+            .entry("adcp_major_version")
+            .or_insert_with(|| Value::from(3));
         let result = self.call_tool(storefront, task, arguments).await?;
         read_task_answer(result)
     }
