@@ -19,6 +19,7 @@
 //! - [`operations`]: the registry entries; [`status`]: the reads.
 
 pub mod admin;
+pub mod auto_select;
 pub mod callbacks;
 pub mod cart;
 pub mod dispatch;

@@ -27,6 +27,7 @@ pub static OPERATIONS: &[&OperationDef] = &[
     &def::<CreateMediaBuys>(),
     &def::<ExecuteCampaign>(),
     &def::<GetMediaBuyStatus>(),
+    &def::<AutoSelectProducts>(),
     &def::<PauseCampaign>(),
     &def::<ResumeCampaign>(),
 ];
@@ -124,7 +125,15 @@ pub async fn launch(
             ),
         });
     }
-    let buys = status::buys_of(&ctx.db, caller.account_id(), &row.id).await?;
+    let mut buys = status::buys_of(&ctx.db, caller.account_id(), &row.id).await?;
+    let autonomy: crate::buyer::campaigns::model::Autonomy = crate::buyer::from_json(&row.autonomy);
+    if buys.is_empty()
+        && autonomy.inventory_selection == "automatic"
+        && let Some(session) = row.discovery_id.as_deref()
+    {
+        stage_automatic(ctx, caller, &row.id, session).await?;
+        buys = status::buys_of(&ctx.db, caller.account_id(), &row.id).await?;
+    }
     if buys.is_empty() {
         return Err(ApiError::Conflict {
             message: "the campaign's cart is empty: add media buys with create_media_buys first"
@@ -324,5 +333,81 @@ fn read_update(payload: &Value, paused: bool) -> Outcome {
     Outcome::Status {
         status,
         revision: payload.get("revision").and_then(Value::as_i64),
+    }
+}
+
+/// An automatic campaign launched with an empty cart: its session's
+/// auto-selection, staged at the allocated budgets (auction options at
+/// their floor).
+async fn stage_automatic(
+    ctx: &Ctx,
+    caller: &CallerInfo,
+    campaign_id: &str,
+    session: &str,
+) -> Result<(), ApiError> {
+    let picked = super::auto_select::select(
+        ctx,
+        caller,
+        session,
+        super::auto_select::AutoSelectQuery {
+            campaign_id: Some(campaign_id.to_string()),
+            method: None,
+        },
+    )
+    .await?;
+    let selections: Vec<super::model::SelectionIn> = picked
+        .selected_products
+        .into_iter()
+        .filter_map(|p| {
+            Some(super::model::SelectionIn::Product {
+                product_id: p.product_id,
+                budget: p.budget.filter(|b| *b > 0.0)?,
+                bid_price: p.bid_price,
+                storefront_id: Some(p.storefront_id),
+                pricing_option_id: Some(p.pricing_option_id),
+                placement_ids: None,
+            })
+        })
+        .collect();
+    if selections.is_empty() {
+        return Ok(());
+    }
+    cart::stage(
+        ctx,
+        caller,
+        CreateMediaBuysIn {
+            product_query_id: session.to_string(),
+            campaign: super::model::CampaignRef {
+                campaign_id: Some(campaign_id.to_string()),
+                create: None,
+            },
+            mode: super::model::Mode::Stage,
+            replace: false,
+            selections,
+        },
+    )
+    .await?;
+    Ok(())
+}
+
+pub struct AutoSelectProducts;
+
+impl Operation for AutoSelectProducts {
+    const NAME: &'static str = "auto_select_products";
+    const DESCRIPTION: &'static str = "Choose the products of a discovery session a campaign should test, with a budget allocation each (selectionMethod scoring, measurability or cpm_heuristic, each documented), replacing the session's chosen products. The budget is that of campaignId, else of the newest campaign attached to the session.";
+    const ACCESS: Access = Access::Write;
+    const VERB: Verb = Verb::Post;
+    const PATH: &'static str = "/buyer/discovery/{discoveryId}/auto-select";
+    type Path = Params<crate::discovery::operations::DiscoveryPath>;
+    type Query = crate::ops::Query<super::auto_select::AutoSelectQuery>;
+    type Body = Nothing;
+    type Output = super::auto_select::AutoSelection;
+
+    async fn run(
+        ctx: &Ctx,
+        caller: &CallerInfo,
+        input: Input<Self>,
+    ) -> Result<Self::Output, ApiError> {
+        super::auto_select::select(ctx, caller, &input.path.0.discovery_id, input.query.0).await
     }
 }

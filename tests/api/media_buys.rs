@@ -1082,3 +1082,123 @@ async fn two_instances_poll_each_buy_once() {
     assert!(rows.iter().all(|r| r.last_polled_at.is_some()));
     assert!(total >= 40, "{total}");
 }
+
+#[actix_web::test]
+async fn auto_selection_allocates_the_budget_and_an_automatic_campaign_launches_with_it() {
+    let app = spawn_app().await;
+    let t = app.tenant().await;
+    let mut cheap = product("cheap-1", 4.0);
+    cheap["reporting_capabilities"] = json!({"available_metrics": ["impressions", "clicks", "completed_views"], "supports_placement_breakdown": true});
+    let mut auction = product("auc-1", 0.0);
+    auction["pricing_options"] = json!([{"pricing_option_id": "po-a", "pricing_model": "cpm", "currency": "EUR", "floor_price": 2.0}]);
+    auction.as_object_mut().unwrap().remove("brief_relevance");
+    let mut usd = product("usd-1", 1.0);
+    usd["pricing_options"][0]["currency"] = json!("USD");
+    let s = setup(
+        &app,
+        &t,
+        Behaviour {
+            products: json!([
+                product("ctv-1", 30.0),
+                product("olv-2", 12.5),
+                cheap,
+                auction,
+                usd
+            ]),
+            ..Behaviour::default()
+        },
+    )
+    .await;
+    // A campaign attached to the session, on automatic selection.
+    let adv = s_adv(&app, &t).await;
+    let mut body = new_campaign(1000.0)["create"].clone();
+    body["advertiserId"] = json!(adv);
+    body["discoveryId"] = json!(s.session);
+    body["autonomy"] = json!({"inventorySelection": "automatic"});
+    let c = app.post("/api/v2/buyer/campaigns", &t.key, &body).await;
+    assert_eq!(c.status, 201, "{}", c.body);
+    let campaign = c.data()["campaign"]["campaignId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+
+    let path = format!("/api/v2/buyer/discovery/{}/auto-select", s.session);
+    let res = app.post(&path, &t.key, &json!(null)).await;
+    assert_eq!(res.status, 200, "{}", res.body);
+    let d = res.data();
+    assert_eq!(d["selectionMethod"], "scoring");
+    assert_eq!(
+        d["productCount"], 4,
+        "the USD product cannot be bought in EUR: {d}"
+    );
+    assert_eq!(d["budgetContext"]["campaignId"], campaign.as_str());
+    assert_eq!(d["budgetContext"]["total"], 1000.0);
+    assert_eq!(d["testBudgetPerProduct"], 25.0);
+    let picked = d["selectedProducts"].as_array().unwrap();
+    let sum: f64 = picked.iter().map(|p| p["budget"].as_f64().unwrap()).sum();
+    assert!(sum <= 1000.0 && sum > 999.0, "{sum}");
+    assert_eq!(
+        picked.last().unwrap()["productId"],
+        "auc-1",
+        "no brief relevance scores lowest: {d}"
+    );
+    assert!(d["selectionRationale"].as_str().unwrap().contains("score"));
+    // It replaced the session's chosen products.
+    let chosen = app
+        .get(
+            &format!("/api/v2/buyer/discovery/{}/products", s.session),
+            &t.key,
+        )
+        .await;
+    assert_eq!(chosen.data()["products"].as_array().unwrap().len(), 4);
+
+    let cheapest = app
+        .post(
+            &format!("{path}?method=cpm_heuristic"),
+            &t.key,
+            &json!(null),
+        )
+        .await;
+    assert_eq!(cheapest.status, 200, "{}", cheapest.body);
+    assert_eq!(
+        cheapest.data()["selectedProducts"][0]["productId"],
+        "auc-1",
+        "floor 2 is cheapest"
+    );
+    let measured = app
+        .post(
+            &format!("{path}?method=measurability"),
+            &t.key,
+            &json!(null),
+        )
+        .await;
+    assert_eq!(
+        measured.data()["selectedProducts"][0]["productId"],
+        "cheap-1"
+    );
+    let bad = app
+        .post(&format!("{path}?method=dice"), &t.key, &json!(null))
+        .await;
+    bad.assert_error(400, "VALIDATION_ERROR");
+
+    // Launching the automatic campaign with an empty cart buys the
+    // auto-selection (auction options at their floor).
+    let launch = app
+        .post(
+            &format!("/api/v2/buyer/campaigns/{campaign}/execute"),
+            &t.key,
+            &json!({}),
+        )
+        .await;
+    assert_eq!(launch.status, 200, "{}", launch.body);
+    let buys = launch.data()["mediaBuys"].as_array().unwrap();
+    assert_eq!(buys.len(), 4, "{}", launch.body);
+    assert!(
+        buys.iter().all(|b| b["status"] == "active"),
+        "{}",
+        launch.body
+    );
+    assert_eq!(buy_of(buys, "auc-1")["bidPrice"], 2.0);
+    assert_eq!(launch.data()["campaign"]["status"], "ACTIVE");
+    assert_eq!(s.seller.created_count(), 4);
+}
