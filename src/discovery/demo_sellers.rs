@@ -95,6 +95,8 @@ pub struct DemoSeller {
     /// When set, a brief matching none of its products gets no products and
     /// this explanation (a specialist seller declining an off-topic brief).
     off_brief: Option<&'static str>,
+    /// Its media buys (`super::demo_buys`).
+    buys: super::demo_buys::DemoBuys,
 }
 
 impl std::fmt::Debug for DemoSeller {
@@ -117,11 +119,23 @@ impl DemoSeller {
         } else {
             Duration::ZERO
         };
+        let currencies = catalogue
+            .iter()
+            .flat_map(|e| e.product["pricing_options"].as_array().cloned().unwrap_or_default())
+            .filter_map(|o| {
+                Some((
+                    o["pricing_option_id"].as_str()?.to_string(),
+                    o["currency"].as_str()?.to_string(),
+                ))
+            })
+            .collect();
+        let prefix = storefront.slug.split('-').next().unwrap_or("demo");
         DemoSeller {
             storefront,
             delay,
             catalogue,
             off_brief,
+            buys: super::demo_buys::DemoBuys::new(prefix, delay_scale, currencies),
         }
     }
 
@@ -218,6 +232,23 @@ impl Seller for DemoSeller {
             // The same reading as an MCP seller's answer: products are
             // validated and the pricing-model filter applied there.
             read_answer(CallToolResult::structured(self.respond(query)), query)
+        })
+    }
+
+    fn call_task<'a>(
+        &'a self,
+        _storefront: &'a StorefrontTarget,
+        task: &'static str,
+        arguments: Map<String, Value>,
+    ) -> BoxFuture<'a, Result<Value, SellerError>> {
+        Box::pin(async move {
+            match self.buys.answer(task, &arguments) {
+                Some(payload) => Ok(payload),
+                None => Err(SellerError::Rpc {
+                    code: -32602,
+                    message: format!("unknown tool {task}"),
+                }),
+            }
         })
     }
 }

@@ -225,3 +225,74 @@ async fn publisher_domain_and_pricing_model_narrow_a_discovery() {
     assert_eq!(none["summary"]["storefrontsQueried"], 0);
     assert_eq!(none["resultsComplete"], true);
 }
+
+#[actix_web::test]
+async fn a_demo_campaign_goes_from_discovery_to_live_buys_offline() {
+    let app = spawn_app_with(|c| {
+        c.demo_seller_delay_scale = 0.0;
+        c.media_buy_poll_seconds = 1;
+    })
+    .await;
+    let seeded = demo::seed(&app.db).await.unwrap();
+    let key = seeded.api_key.clone();
+    let adv = app
+        .post(
+            "/api/v2/buyer/advertisers",
+            &key,
+            &serde_json::json!({"name": "Demo Shoes", "brand": "demo-shoes.example", "primaryCurrency": "USD"}),
+        )
+        .await;
+    assert_eq!(adv.status, 201, "{}", adv.body);
+    let res = app
+        .post(
+            "/api/v2/buyer/discovery/discover-products",
+            &key,
+            &serde_json::json!({"advertiserId": adv.data()["id"], "brief": "Live sports on connected TV, podcasts and news homepages in the US", "waitSeconds": 10}),
+        )
+        .await;
+    assert_eq!(res.status, 200, "{}", res.body);
+    let session = res.data()["discoveryId"].as_str().unwrap().to_string();
+    let start = chrono::Utc::now() + chrono::Duration::days(1);
+    let pick = |id: &str, budget: f64| serde_json::json!({"kind": "product", "productId": id, "budget": budget});
+    let res = app
+        .post(
+            "/api/v2/buyer/media-buys",
+            &key,
+            &serde_json::json!({
+                "productQueryId": session,
+                "campaign": {"create": {"name": "Demo launch", "budget": {"total": 100000},
+                    "flightDates": {"startDate": start.to_rfc3339(), "endDate": (start + chrono::Duration::days(30)).to_rfc3339()}}},
+                "mode": "execute",
+                "selections": [pick("lm_ctv_premium", 20000.0), serde_json::json!({"kind": "product", "productId": "lm_ctv_live_sports", "budget": 30000.0, "bidPrice": 30.0}), pick("tw_podcast_host_read", 5000.0)],
+            }),
+        )
+        .await;
+    assert_eq!(res.status, 200, "{}", res.body);
+    let buys = res.data()["mediaBuys"].as_array().unwrap();
+    let status = |p: &str| {
+        buys.iter()
+            .find(|b| b["productId"] == p)
+            .map(|b| b["status"].as_str().unwrap().to_string())
+            .unwrap()
+    };
+    assert_eq!(status("lm_ctv_premium"), "pending_creatives", "{}", res.body);
+    assert_eq!(status("lm_ctv_live_sports"), "submitted");
+    assert_eq!(status("tw_podcast_host_read"), "failed");
+    // The poller asks the approving seller again and finds the buy made.
+    let campaign = res.data()["campaignId"].as_str().unwrap().to_string();
+    let mut live = false;
+    for _ in 0..100 {
+        let st = app
+            .get(&format!("/api/v2/buyer/campaigns/{campaign}/media-buy-status"), &key)
+            .await;
+        let rows = st.data()["media_buys"].as_array().unwrap().clone();
+        if rows.iter().all(|r| r["internal_status"] != "submitted") {
+            live = true;
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    assert!(live, "the submitted buy was approved");
+    let c = app.get(&format!("/api/v2/buyer/campaigns/{campaign}"), &key).await;
+    assert_eq!(c.data()["campaign"]["status"], "ACTIVE", "{}", c.body);
+}
