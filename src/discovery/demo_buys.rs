@@ -21,7 +21,11 @@ use parking_lot::Mutex;
 use serde_json::{Map, Value, json};
 
 /// Products that answer asynchronously (sales approval).
-pub const SUBMITTED: &[&str] = &["md_homepage_takeover", "lm_ctv_live_sports", "at_london_transit"];
+pub const SUBMITTED: &[&str] = &[
+    "md_homepage_takeover",
+    "lm_ctv_live_sports",
+    "at_london_transit",
+];
 /// Products refused as sold out.
 pub const REJECTED: &[&str] = &["tw_podcast_host_read", "at_uk_billboards"];
 /// How long a submitted buy waits for approval at delay scale 1.
@@ -60,7 +64,11 @@ struct State {
 }
 
 impl DemoBuys {
-    pub fn new(prefix: &'static str, delay_scale: f64, currencies: HashMap<String, String>) -> Self {
+    pub fn new(
+        prefix: &'static str,
+        delay_scale: f64,
+        currencies: HashMap<String, String>,
+    ) -> Self {
         let scale = if delay_scale.is_finite() && delay_scale > 0.0 {
             delay_scale.min(1000.0)
         } else {
@@ -85,15 +93,24 @@ impl DemoBuys {
     }
 
     fn create(&self, args: &Map<String, Value>) -> Value {
-        let key = args.get("idempotency_key").and_then(Value::as_str).unwrap_or_default();
+        let key = args
+            .get("idempotency_key")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
         let package = args
             .get("packages")
             .and_then(|p| p.get(0))
             .cloned()
             .unwrap_or(Value::Null);
-        let product_id = package.get("product_id").and_then(Value::as_str).unwrap_or_default();
+        let product_id = package
+            .get("product_id")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
         if key.len() < 16 || product_id.is_empty() {
-            return failed("INVALID_REQUEST", "idempotency_key and one package with a product_id are required");
+            return failed(
+                "INVALID_REQUEST",
+                "idempotency_key and one package with a product_id are required",
+            );
         }
         let mut st = self.state.lock();
         if let Some(earlier) = st.by_key.get(key).cloned() {
@@ -124,7 +141,12 @@ impl DemoBuys {
         let buy = Buy {
             id: format!("{}_mb_{n:04}", self.prefix),
             product_id: product_id.to_string(),
-            status: if submitted { "submitted" } else { "pending_creatives" }.into(),
+            status: if submitted {
+                "submitted"
+            } else {
+                "pending_creatives"
+            }
+            .into(),
             before_pause: None,
             revision: 1,
             currency: package
@@ -154,13 +176,19 @@ impl DemoBuys {
         let mut found = Vec::new();
         let mut errors = Vec::new();
         for id in ids {
-            match st.buys.get(id).filter(|b| b.task_id.is_none() || b.approved_at.is_none()) {
+            match st
+                .buys
+                .get(id)
+                .filter(|b| b.task_id.is_none() || b.approved_at.is_none())
+            {
                 Some(b) => found.push(json!({
                     "media_buy_id": b.id, "status": b.status, "currency": b.currency,
                     "total_budget": b.budget, "confirmed_at": "2026-01-01T00:00:00Z",
                     "revision": b.revision, "packages": [package(b)],
                 })),
-                None => errors.push(json!({"code": "MEDIA_BUY_NOT_FOUND", "message": format!("no media buy {id}")})),
+                None => errors.push(
+                    json!({"code": "MEDIA_BUY_NOT_FOUND", "message": format!("no media buy {id}")}),
+                ),
             }
         }
         let mut out = json!({"status": "completed", "media_buys": found});
@@ -171,12 +199,19 @@ impl DemoBuys {
     }
 
     fn update(&self, args: &Map<String, Value>) -> Value {
-        let key = args.get("idempotency_key").and_then(Value::as_str).unwrap_or_default().to_string();
+        let key = args
+            .get("idempotency_key")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string();
         let mut st = self.state.lock();
         if let Some(earlier) = st.updates.get(&key) {
             return earlier.clone();
         }
-        let id = args.get("media_buy_id").and_then(Value::as_str).unwrap_or_default();
+        let id = args
+            .get("media_buy_id")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
         let Some(b) = st.buys.get_mut(id) else {
             return failed("MEDIA_BUY_NOT_FOUND", &format!("no media buy {id}"));
         };
@@ -259,7 +294,9 @@ mod tests {
         assert_eq!(made["media_buy_status"], "pending_creatives");
         assert_eq!(d.state.lock().buys.len(), 2);
         let id = made["media_buy_id"].as_str().unwrap();
-        let paused = d.update(&args(json!({"idempotency_key": "u-00000000000000001", "media_buy_id": id, "paused": true})));
+        let paused = d.update(&args(
+            json!({"idempotency_key": "u-00000000000000001", "media_buy_id": id, "paused": true}),
+        ));
         assert_eq!(paused["media_buy_status"], "paused");
         let got = d.get(&args(json!({"media_buy_ids": [id, "nope"]})));
         assert_eq!(got["media_buys"][0]["status"], "paused");

@@ -121,7 +121,12 @@ impl DemoSeller {
         };
         let currencies = catalogue
             .iter()
-            .flat_map(|e| e.product["pricing_options"].as_array().cloned().unwrap_or_default())
+            .flat_map(|e| {
+                e.product["pricing_options"]
+                    .as_array()
+                    .cloned()
+                    .unwrap_or_default()
+            })
             .filter_map(|o| {
                 Some((
                     o["pricing_option_id"].as_str()?.to_string(),

@@ -17,6 +17,9 @@
 //!   `isArchived` and `isPaused` (archive, restore, pause, resume), all in
 //!   one transaction; pause and resume then reach the sellers; with
 //!   `desiredPhase: "active"` it then launches (`execute_campaign`).
+//! - `save_media_buy`: `create_media_buys` (stage or execute a cart).
+//! - `get_delivery`: `get_media_buy_status` of a campaign (delivery
+//!   metrics join it with reporting).
 //!
 //! Each tool's `outputSchema` is that of the operations behind it.
 
@@ -46,6 +49,8 @@ const TOOL_NAMES: &[&str] = &[
     "get",
     "save_advertiser",
     "save_campaign",
+    "save_media_buy",
+    "get_delivery",
 ];
 
 /// `search` kinds and the list operation behind each.
@@ -222,6 +227,23 @@ pub fn tools(registry: Registry) -> Vec<Tool> {
             save_campaign_schema(registry),
             outputs(registry, CAMPAIGN_STEPS.iter().copied()),
         ),
+        tool(
+            "save_media_buy",
+            "Put products of a discovery session into a campaign's cart as media buys (create_media_buys): mode stage writes DRAFT buys; mode execute, once the buyer confirmed the purchase, sends them to their sellers.",
+            body_of(registry, "create_media_buys"),
+            outputs(registry, ["create_media_buys"]),
+        ),
+        tool(
+            "get_delivery",
+            "A campaign's media buys at their sellers: each buy's internal and seller status, what it was before and when it changed (get_media_buy_status).",
+            json!({
+                "type": "object",
+                "properties": {"campaignId": {"type": "string", "minLength": 1}},
+                "required": ["campaignId"],
+                "additionalProperties": false,
+            }),
+            outputs(registry, ["get_media_buy_status"]),
+        ),
     ]
 }
 
@@ -345,7 +367,7 @@ impl V3Tools {
     async fn handle(
         &self,
         name: &str,
-        args: Map<String, Value>,
+        mut args: Map<String, Value>,
         context: &RequestContext<RoleServer>,
         caller: &Arc<CallerInfo>,
     ) -> Result<ops::OperationOutput, ApiError> {
@@ -443,6 +465,28 @@ impl V3Tools {
                 }
             }
             "save_campaign" => self.save_campaign(context, caller, args).await,
+            "save_media_buy" => {
+                let body = Value::Object(args);
+                self.dispatch(
+                    context,
+                    caller,
+                    call("create_media_buys", json!({}), json!({}), body)?,
+                )
+                .await
+            }
+            "get_delivery" => {
+                let id = match args.remove("campaignId") {
+                    Some(Value::String(id)) => id,
+                    _ => return Err(ApiError::invalid("campaignId", "is required (a string)")),
+                };
+                let path = json!({ "campaignId": id });
+                self.dispatch(
+                    context,
+                    caller,
+                    call("get_media_buy_status", path, json!({}), Value::Null)?,
+                )
+                .await
+            }
             _ => Err(ApiError::invalid("name", "unknown tool")),
         }
     }
@@ -500,7 +544,7 @@ impl V3Tools {
             (save.archive, "archive_campaign"),
         ];
         let steps: Vec<&str> = steps.iter().filter(|s| s.0).map(|s| s.1).collect();
-        if let (Some(id), true) = (&save.campaign_id, steps.is_empty()) {
+        if let (Some(id), true) = (&save.campaign_id, steps.is_empty() && !flags.launch) {
             // Nothing to change: the campaign as it is.
             let path = json!({ "campaignId": id });
             return self

@@ -275,7 +275,12 @@ async fn a_demo_campaign_goes_from_discovery_to_live_buys_offline() {
             .map(|b| b["status"].as_str().unwrap().to_string())
             .unwrap()
     };
-    assert_eq!(status("lm_ctv_premium"), "pending_creatives", "{}", res.body);
+    assert_eq!(
+        status("lm_ctv_premium"),
+        "pending_creatives",
+        "{}",
+        res.body
+    );
     assert_eq!(status("lm_ctv_live_sports"), "submitted");
     assert_eq!(status("tw_podcast_host_read"), "failed");
     // The poller asks the approving seller again and finds the buy made.
@@ -283,7 +288,10 @@ async fn a_demo_campaign_goes_from_discovery_to_live_buys_offline() {
     let mut live = false;
     for _ in 0..100 {
         let st = app
-            .get(&format!("/api/v2/buyer/campaigns/{campaign}/media-buy-status"), &key)
+            .get(
+                &format!("/api/v2/buyer/campaigns/{campaign}/media-buy-status"),
+                &key,
+            )
             .await;
         let rows = st.data()["media_buys"].as_array().unwrap().clone();
         if rows.iter().all(|r| r["internal_status"] != "submitted") {
@@ -293,6 +301,8 @@ async fn a_demo_campaign_goes_from_discovery_to_live_buys_offline() {
         tokio::time::sleep(std::time::Duration::from_millis(100)).await;
     }
     assert!(live, "the submitted buy was approved");
-    let c = app.get(&format!("/api/v2/buyer/campaigns/{campaign}"), &key).await;
+    let c = app
+        .get(&format!("/api/v2/buyer/campaigns/{campaign}"), &key)
+        .await;
     assert_eq!(c.data()["campaign"]["status"], "ACTIVE", "{}", c.body);
 }

@@ -672,7 +672,9 @@ async fn the_v3_typed_tools_adapt_the_same_operations() {
             "search",
             "get",
             "save_advertiser",
-            "save_campaign"
+            "save_campaign",
+            "save_media_buy",
+            "get_delivery"
         ]
     );
 

@@ -1202,3 +1202,83 @@ async fn auto_selection_allocates_the_budget_and_an_automatic_campaign_launches_
     assert_eq!(launch.data()["campaign"]["status"], "ACTIVE");
     assert_eq!(s.seller.created_count(), 4);
 }
+
+#[actix_web::test]
+async fn agents_stage_execute_launch_and_read_buys_over_mcp() {
+    let app = spawn_app().await;
+    let t = app.tenant().await;
+    let s = setup(&app, &t, Behaviour::default()).await;
+    // /mcp/buyer: every media-buy operation is a tool from the registry.
+    let mut buyer = crate::mcp::open_at(&app, "/mcp/buyer", &t.key).await;
+    let staged = buyer
+        .call(
+            &app,
+            "create_media_buys",
+            json!({"body": {"productQueryId": s.session, "campaign": new_campaign(1000.0), "mode": "stage",
+                            "selections": [pick("ctv-1", 100.0)]}}),
+        )
+        .await;
+    assert_ne!(staged["isError"], true, "{staged}");
+    let campaign = staged["structuredContent"]["data"]["campaignId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    // /mcp/v3: save_campaign desiredPhase active launches; get_delivery reads.
+    let mut v3 = crate::mcp::open_at(&app, "/mcp/v3", &t.key).await;
+    let launched = v3
+        .call(
+            &app,
+            "save_campaign",
+            json!({"campaignId": campaign, "desiredPhase": "active"}),
+        )
+        .await;
+    assert_ne!(launched["isError"], true, "{launched}");
+    let d = &launched["structuredContent"]["data"];
+    assert_eq!(d["campaign"]["status"], "ACTIVE", "{launched}");
+    assert_eq!(d["mediaBuys"][0]["status"], "active");
+    let more = v3
+        .call(
+            &app,
+            "save_media_buy",
+            json!({"productQueryId": s.session, "campaign": {"campaignId": campaign}, "mode": "execute",
+                   "selections": [pick("olv-2", 100.0)]}),
+        )
+        .await;
+    assert_ne!(more["isError"], true, "{more}");
+    let delivery = v3
+        .call(&app, "get_delivery", json!({"campaignId": campaign}))
+        .await;
+    assert_ne!(delivery["isError"], true, "{delivery}");
+    assert_eq!(
+        delivery["structuredContent"]["data"]["media_buys"]
+            .as_array()
+            .unwrap()
+            .len(),
+        2
+    );
+    let paused = v3
+        .call(
+            &app,
+            "save_campaign",
+            json!({"campaignId": campaign, "isPaused": true}),
+        )
+        .await;
+    assert_ne!(paused["isError"], true, "{paused}");
+    assert!(
+        s.seller.buys().iter().all(|b| b.status == "paused"),
+        "the sellers heard the pause"
+    );
+    // A read-only key cannot spend.
+    let reader = app
+        .user_in(&t.account_id, "admin", &["platform:read"])
+        .await;
+    let mut ro = crate::mcp::open_at(&app, "/mcp/v3", &reader.key).await;
+    let refused = ro
+        .call(&app, "save_media_buy", json!({"productQueryId": s.session, "campaign": {"campaignId": campaign}, "mode": "execute", "selections": [pick("olv-2", 100.0)]}))
+        .await;
+    assert_eq!(refused["isError"], true, "{refused}");
+    assert_eq!(
+        refused["structuredContent"]["code"], "FORBIDDEN",
+        "{refused}"
+    );
+}
