@@ -507,6 +507,7 @@ async fn write_cart(
         .order_by_asc(media_buy::Column::CreatedAt)
         .all(txn)
         .await?;
+    let first = existing.is_empty();
     let mut by_key: HashMap<String, media_buy::Model> = existing
         .into_iter()
         .map(|b| (b.selection_key.clone(), b))
@@ -582,17 +583,20 @@ async fn write_cart(
                 }
                 .insert(txn)
                 .await?;
-                crate::webhooks::events::capture_audience(
-                    txn,
-                    &campaign.account_id,
-                    super::events::WEBHOOK_EVENT,
-                    &super::events::webhook_scope(&campaign.id),
-                )
-                .await?;
                 fresh.insert(id.clone(), index);
                 batch.push(id);
             }
         }
+    }
+    // The campaign's first buys begin its webhook audience.
+    if first && !fresh.is_empty() {
+        crate::webhooks::events::capture_audience(
+            txn,
+            &campaign.account_id,
+            super::events::WEBHOOK_EVENT,
+            &super::events::webhook_scope(&campaign.id),
+        )
+        .await?;
     }
     if replace {
         let stale: Vec<String> = by_key

@@ -385,6 +385,16 @@ async fn the_whole_path_from_discovery_to_live_buys_then_pause_and_resume() {
         },
     );
     let s = setup(&app, &t, b).await;
+    // A webhook subscriber of media_buy.status.
+    let receiver = crate::receiver::Receiver::start().await;
+    let sub = app
+        .post(
+            "/api/v2/buyer/webhook-subscriptions",
+            &t.key,
+            &json!({"url": receiver.url("/hook"), "secret": "0123456789abcdef-secret", "eventTypes": ["media_buy.status"]}),
+        )
+        .await;
+    assert_eq!(sub.status, 201, "{}", sub.body);
     let body = json!({
         "productQueryId": s.session,
         "campaign": new_campaign(10_000.0),
@@ -460,6 +470,21 @@ async fn the_whole_path_from_discovery_to_live_buys_then_pause_and_resume() {
         s.storefront
     );
     assert_eq!(st.data()["errors"], json!([]));
+    // Each buy's change went to the webhook subscriber, signed.
+    let hits = receiver.wait_for(2).await;
+    let mut seen: Vec<String> = hits
+        .iter()
+        .map(|h| {
+            assert_eq!(h.event_type.as_deref(), Some("media_buy.status"));
+            assert!(h.signature.is_some());
+            let e = h.json();
+            assert_eq!(e["campaignId"], campaign.as_str());
+            assert_eq!(e["previousInternalStatus"], "dispatching");
+            e["internalStatus"].as_str().unwrap().to_string()
+        })
+        .collect();
+    seen.sort();
+    assert_eq!(seen, ["active", "pending_creatives"]);
 
     // The poller follows the seller (pending_creatives keeps polling).
     let seller_id = olv["adcpMediaBuyId"].as_str().unwrap().to_string();
