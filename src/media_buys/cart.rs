@@ -84,16 +84,7 @@ pub async fn stage(
     let session =
         crate::discovery::operations::visible_session(ctx, caller, &body.product_query_id)
             .await
-            .map_err(|e| match e {
-                ApiError::NotFound(m) => ApiError::Coded {
-                    kind: Kind::NotFound,
-                    code: "NOT_FOUND",
-                    message: m,
-                    field: Some("productQueryId".into()),
-                    details: None,
-                },
-                other => other,
-            })?;
+            .map_err(|e| not_found_at(e, "productQueryId"))?;
     let products = crate::discovery::selection::products_of(ctx, &session.id).await?;
     let advertiser = advertiser::Entity::find_by_id(session.advertiser_id.clone())
         .filter(advertiser::Column::AccountId.eq(caller.account_id()))
@@ -119,16 +110,7 @@ pub async fn stage(
         (Some(id), _) => {
             let row = campaigns::load(&ctx.db, caller, id)
                 .await
-                .map_err(|e| match e {
-                    ApiError::NotFound(m) => ApiError::Coded {
-                        kind: Kind::NotFound,
-                        code: "NOT_FOUND",
-                        message: m,
-                        field: Some("campaign.campaignId".into()),
-                        details: None,
-                    },
-                    other => other,
-                })?;
+                .map_err(|e| not_found_at(e, "campaign.campaignId"))?;
             check_campaign(&row, &session.advertiser_id)?;
             budget_of(&row).currency
         }
@@ -195,6 +177,20 @@ pub async fn stage(
         batch,
         claimed,
     })
+}
+
+/// A 404 that names the field whose id was not found.
+fn not_found_at(e: ApiError, field: &str) -> ApiError {
+    match e {
+        ApiError::NotFound(message) => ApiError::Coded {
+            kind: Kind::NotFound,
+            code: "NOT_FOUND",
+            message,
+            field: Some(field.into()),
+            details: None,
+        },
+        other => other,
+    }
 }
 
 fn prefix_fields(e: ApiError, prefix: &str) -> ApiError {

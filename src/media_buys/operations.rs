@@ -15,8 +15,8 @@ use entity::media_buy;
 use super::model::{CreateMediaBuysIn, CreateMediaBuysOut, MediaBuyOut, MediaBuyStatusOut};
 use super::outcome::{self, Outcome};
 use super::{cart, dispatch, status};
-use crate::buyer::campaigns::model::{CampaignEnvelope, CampaignOut, Transition};
-use crate::buyer::campaigns::operations::CampaignPath;
+use crate::buyer::campaigns::model::{CampaignOut, Transition};
+use crate::buyer::campaigns::operations::{CampaignPath, TransitionKind, TransitionOp};
 use crate::buyer::campaigns::service as campaigns;
 use crate::caller::CallerInfo;
 use crate::discovery::sellers::Sellers;
@@ -28,8 +28,8 @@ pub static OPERATIONS: &[&OperationDef] = &[
     &def::<ExecuteCampaign>(),
     &def::<GetMediaBuyStatus>(),
     &def::<AutoSelectProducts>(),
-    &def::<PauseCampaign>(),
-    &def::<ResumeCampaign>(),
+    &def::<TransitionOp<Pause>>(),
+    &def::<TransitionOp<Resume>>(),
 ];
 
 pub struct CreateMediaBuys;
@@ -175,53 +175,34 @@ impl Operation for GetMediaBuyStatus {
     }
 }
 
-/// Pause and resume: the campaign's status, then its live buys at their
-/// sellers (AdCP `update_media_buy` with `paused`).
-macro_rules! pause_op {
-    ($op:ident, $name:literal, $path:literal, $t:expr, $paused:expr, $desc:literal) => {
-        pub struct $op;
+/// Pause: the campaign's status, then its live buys at their sellers (AdCP
+/// `update_media_buy` with `paused`).
+pub struct Pause;
 
-        impl Operation for $op {
-            const NAME: &'static str = $name;
-            const DESCRIPTION: &'static str = $desc;
-            const ACCESS: Access = Access::Write;
-            const VERB: Verb = Verb::Post;
-            const PATH: &'static str = $path;
-            const ERRORS: &'static [(u16, &'static str)] = &[(409, "illegal transition")];
-            type Path = Params<CampaignPath>;
-            type Query = Nothing;
-            type Body = Nothing;
-            type Output = CampaignEnvelope;
+impl TransitionKind for Pause {
+    const NAME: &'static str = "pause_campaign";
+    const PATH: &'static str = "/buyer/campaigns/{campaignId}/pause";
+    const DESCRIPTION: &'static str = "Pause an ACTIVE campaign (a PAUSED one stays paused); its live media buys are paused at their sellers.";
+    const TRANSITION: Transition = Transition::Pause;
 
-            async fn run(
-                ctx: &Ctx,
-                caller: &CallerInfo,
-                input: Input<Self>,
-            ) -> Result<Self::Output, ApiError> {
-                let env = campaigns::transition(ctx, caller, &input.path.0.campaign_id, $t).await?;
-                set_paused(ctx, caller.account_id(), &env.campaign.campaign_id, $paused).await?;
-                Ok(env)
-            }
-        }
-    };
+    async fn after(ctx: &Ctx, caller: &CallerInfo, campaign_id: &str) -> Result<(), ApiError> {
+        set_paused(ctx, caller.account_id(), campaign_id, true).await
+    }
 }
 
-pause_op!(
-    PauseCampaign,
-    "pause_campaign",
-    "/buyer/campaigns/{campaignId}/pause",
-    Transition::Pause,
-    true,
-    "Pause an ACTIVE campaign (a PAUSED one stays paused); its live media buys are paused at their sellers."
-);
-pause_op!(
-    ResumeCampaign,
-    "resume_campaign",
-    "/buyer/campaigns/{campaignId}/resume",
-    Transition::Resume,
-    false,
-    "Resume a PAUSED campaign (an ACTIVE one stays active); its paused media buys resume at their sellers."
-);
+/// Resume: the campaign's status, then its paused buys at their sellers.
+pub struct Resume;
+
+impl TransitionKind for Resume {
+    const NAME: &'static str = "resume_campaign";
+    const PATH: &'static str = "/buyer/campaigns/{campaignId}/resume";
+    const DESCRIPTION: &'static str = "Resume a PAUSED campaign (an ACTIVE one stays active); its paused media buys resume at their sellers.";
+    const TRANSITION: Transition = Transition::Resume;
+
+    async fn after(ctx: &Ctx, caller: &CallerInfo, campaign_id: &str) -> Result<(), ApiError> {
+        set_paused(ctx, caller.account_id(), campaign_id, false).await
+    }
+}
 
 pub const UPDATE_MEDIA_BUY: &str = "update_media_buy";
 

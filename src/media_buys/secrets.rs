@@ -26,24 +26,7 @@ pub async fn for_storefront(
     if let Some(s) = read(db, config, storefront_id).await? {
         return Ok(s);
     }
-    let fresh = hex::encode(rand::random::<[u8; 32]>());
-    let sealed = secret::seal(
-        &fresh,
-        &aad(storefront_id),
-        config.webhook_secret_key.as_ref(),
-    )?;
-    row::Entity::insert(row::ActiveModel {
-        storefront_id: Set(storefront_id),
-        secret: Set(sealed),
-        created_at: Set(Utc::now()),
-    })
-    .on_conflict(
-        OnConflict::column(row::Column::StorefrontId)
-            .do_nothing()
-            .to_owned(),
-    )
-    .exec_without_returning(db)
-    .await?;
+    store_fresh(db, config, storefront_id, false).await?;
     read(db, config, storefront_id)
         .await?
         .ok_or_else(|| ApiError::internal("storefront callback secret vanished"))
@@ -74,23 +57,36 @@ pub async fn rotate(
     config: &Config,
     storefront_id: i64,
 ) -> Result<(), ApiError> {
+    store_fresh(db, config, storefront_id, true).await
+}
+
+/// Stores a new random secret: over the old one when `replace`, else only
+/// where none exists.
+async fn store_fresh(
+    db: &impl ConnectionTrait,
+    config: &Config,
+    storefront_id: i64,
+    replace: bool,
+) -> Result<(), ApiError> {
     let fresh = hex::encode(rand::random::<[u8; 32]>());
     let sealed = secret::seal(
         &fresh,
         &aad(storefront_id),
         config.webhook_secret_key.as_ref(),
     )?;
+    let mut conflict = OnConflict::column(row::Column::StorefrontId);
+    if replace {
+        conflict.update_columns([row::Column::Secret, row::Column::CreatedAt]);
+    } else {
+        conflict.do_nothing();
+    }
     row::Entity::insert(row::ActiveModel {
         storefront_id: Set(storefront_id),
         secret: Set(sealed),
         created_at: Set(Utc::now()),
     })
-    .on_conflict(
-        OnConflict::column(row::Column::StorefrontId)
-            .update_columns([row::Column::Secret, row::Column::CreatedAt])
-            .to_owned(),
-    )
-    .exec(db)
+    .on_conflict(conflict)
+    .exec_without_returning(db)
     .await?;
     Ok(())
 }

@@ -846,24 +846,7 @@ async fn executing_needs_prices_and_credit_and_refusals_write_nothing() {
 
     // A credit limit: committed real spend may not pass it (402), and a
     // refused execution stages nothing.
-    let out = cli(
-        &app.database_url,
-        &[
-            "admin",
-            "set-credit-limit",
-            "--account",
-            &t.account_id,
-            "--currency",
-            "EUR",
-            "--amount",
-            "500",
-        ],
-    );
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert!(credit_limit(&app, &t, "EUR", &["--amount", "500"]));
     let before = buy_count(&app).await;
     let res = app
         .post(BUYS, &t.key, &exec(json!([pick("ctv-1", 495.0)])))
@@ -894,38 +877,9 @@ async fn executing_needs_prices_and_credit_and_refusals_write_nothing() {
         .unwrap();
     assert_eq!(sent.arguments["account"]["sandbox"], true);
     // Bad operator input is refused, writing nothing.
-    let out = cli(
-        &app.database_url,
-        &[
-            "admin",
-            "set-credit-limit",
-            "--account",
-            &t.account_id,
-            "--currency",
-            "EURO",
-            "--amount",
-            "5",
-        ],
-    );
-    assert!(!out.status.success());
+    assert!(!credit_limit(&app, &t, "EURO", &["--amount", "5"]));
     // Clearing the limit makes spend unlimited again.
-    let out = cli(
-        &app.database_url,
-        &[
-            "admin",
-            "set-credit-limit",
-            "--account",
-            &t.account_id,
-            "--currency",
-            "EUR",
-            "--clear",
-        ],
-    );
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert!(credit_limit(&app, &t, "EUR", &["--clear"]));
     let res = app
         .post(BUYS, &t.key, &exec(json!([pick("ctv-1", 5000.0)])))
         .await;
@@ -960,6 +914,22 @@ async fn executing_needs_prices_and_credit_and_refusals_write_nothing() {
         )
         .await;
     res.assert_error(404, "NOT_FOUND");
+}
+
+/// `admin set-credit-limit` for `t`'s account with `tail` (`--amount N` or
+/// `--clear`); whether it succeeded.
+fn credit_limit(app: &TestApp, t: &Tenant, currency: &str, tail: &[&str]) -> bool {
+    let mut args = vec![
+        "admin",
+        "set-credit-limit",
+        "--account",
+        &t.account_id,
+        "--currency",
+        currency,
+    ];
+    args.extend_from_slice(tail);
+    let out = cli(&app.database_url, &args);
+    out.status.success()
 }
 
 /// The first advertiser of `t`'s account.

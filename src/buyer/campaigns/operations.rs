@@ -19,8 +19,8 @@ pub static OPERATIONS: &[&OperationDef] = &[
     &def::<GetCampaign>(),
     &def::<ListCampaigns>(),
     &def::<UpdateCampaign>(),
-    &def::<ArchiveCampaign>(),
-    &def::<RestoreCampaign>(),
+    &def::<TransitionOp<Archive>>(),
+    &def::<TransitionOp<Restore>>(),
 ];
 
 #[derive(Debug, Deserialize, ToSchema)]
@@ -164,46 +164,67 @@ impl Operation for UpdateCampaign {
     }
 }
 
-/// Archive and restore share one shape: a POST on the campaign's path
-/// (pause and resume reach the sellers: `media_buys::operations`).
-macro_rules! transition_op {
-    ($op:ident, $name:literal, $path:literal, $t:expr, $desc:literal) => {
-        pub struct $op;
+/// A status change of a campaign: a POST on the campaign's path, no body.
+/// Each kind names its operation and says what follows once the change is
+/// committed (media buys pause and resume at their sellers).
+pub trait TransitionKind: Send + Sync + 'static {
+    const NAME: &'static str;
+    const PATH: &'static str;
+    const DESCRIPTION: &'static str;
+    const TRANSITION: Transition;
 
-        impl Operation for $op {
-            const NAME: &'static str = $name;
-            const DESCRIPTION: &'static str = $desc;
-            const ACCESS: Access = Access::Write;
-            const VERB: Verb = Verb::Post;
-            const PATH: &'static str = $path;
-            const ERRORS: &'static [(u16, &'static str)] = &[(409, "illegal transition")];
-            type Path = Params<CampaignPath>;
-            type Query = Nothing;
-            type Body = Nothing;
-            type Output = CampaignEnvelope;
-
-            async fn run(
-                ctx: &Ctx,
-                caller: &CallerInfo,
-                input: Input<Self>,
-            ) -> Result<Self::Output, ApiError> {
-                service::transition(ctx, caller, &input.path.0.campaign_id, $t).await
-            }
-        }
-    };
+    /// Runs after the change committed.
+    fn after(
+        _ctx: &Ctx,
+        _caller: &CallerInfo,
+        _campaign_id: &str,
+    ) -> impl std::future::Future<Output = Result<(), ApiError>> + Send {
+        async { Ok(()) }
+    }
 }
 
-transition_op!(
-    ArchiveCampaign,
-    "archive_campaign",
-    "/buyer/campaigns/{campaignId}/archive",
-    Transition::Archive,
-    "Archive a campaign; its fields freeze until it is restored."
-);
-transition_op!(
-    RestoreCampaign,
-    "restore_campaign",
-    "/buyer/campaigns/{campaignId}/restore",
-    Transition::Restore,
-    "Restore an archived campaign to where it was (a running one comes back PAUSED)."
-);
+/// The operation of a [`TransitionKind`].
+pub struct TransitionOp<K>(std::marker::PhantomData<K>);
+
+impl<K: TransitionKind> Operation for TransitionOp<K> {
+    const NAME: &'static str = K::NAME;
+    const DESCRIPTION: &'static str = K::DESCRIPTION;
+    const ACCESS: Access = Access::Write;
+    const VERB: Verb = Verb::Post;
+    const PATH: &'static str = K::PATH;
+    const ERRORS: &'static [(u16, &'static str)] = &[(409, "illegal transition")];
+    type Path = Params<CampaignPath>;
+    type Query = Nothing;
+    type Body = Nothing;
+    type Output = CampaignEnvelope;
+
+    async fn run(
+        ctx: &Ctx,
+        caller: &CallerInfo,
+        input: Input<Self>,
+    ) -> Result<Self::Output, ApiError> {
+        let env =
+            service::transition(ctx, caller, &input.path.0.campaign_id, K::TRANSITION).await?;
+        K::after(ctx, caller, &env.campaign.campaign_id).await?;
+        Ok(env)
+    }
+}
+
+pub struct Archive;
+
+impl TransitionKind for Archive {
+    const NAME: &'static str = "archive_campaign";
+    const PATH: &'static str = "/buyer/campaigns/{campaignId}/archive";
+    const DESCRIPTION: &'static str = "Archive a campaign; its fields freeze until it is restored.";
+    const TRANSITION: Transition = Transition::Archive;
+}
+
+pub struct Restore;
+
+impl TransitionKind for Restore {
+    const NAME: &'static str = "restore_campaign";
+    const PATH: &'static str = "/buyer/campaigns/{campaignId}/restore";
+    const DESCRIPTION: &'static str =
+        "Restore an archived campaign to where it was (a running one comes back PAUSED).";
+    const TRANSITION: Transition = Transition::Restore;
+}
