@@ -496,13 +496,7 @@ async fn the_whole_path_from_discovery_to_live_buys_then_pause_and_resume() {
     assert!(s.seller.status_calls(&seller_id) >= 1, "{d}");
 
     // Pause and resume reach the seller.
-    let p = app
-        .post(
-            &format!("/api/v2/buyer/campaigns/{campaign}/pause"),
-            &t.key,
-            &json!({}),
-        )
-        .await;
+    let p = act(&app, &t, &campaign, "pause").await;
     assert_eq!(p.status, 200, "{}", p.body);
     assert_eq!(p.data()["campaign"]["status"], "PAUSED");
     let ctv_seller = ctv["adcpMediaBuyId"].as_str().unwrap();
@@ -510,13 +504,7 @@ async fn the_whole_path_from_discovery_to_live_buys_then_pause_and_resume() {
     assert_eq!(s.seller.buy(&seller_id).unwrap().status, "paused");
     let st = app.get(&status_path(&campaign), &t.key).await;
     assert_eq!(internal(st.data(), &ctv["mediaBuyId"]), "paused");
-    let r = app
-        .post(
-            &format!("/api/v2/buyer/campaigns/{campaign}/resume"),
-            &t.key,
-            &json!({}),
-        )
-        .await;
+    let r = act(&app, &t, &campaign, "resume").await;
     assert_eq!(r.status, 200, "{}", r.body);
     assert_eq!(r.data()["campaign"]["status"], "ACTIVE");
     assert_eq!(s.seller.buy(ctv_seller).unwrap().status, "active");
@@ -815,13 +803,7 @@ async fn executing_needs_prices_and_credit_and_refusals_write_nothing() {
     assert_eq!(staged.status, 200, "{}", staged.body);
     let campaign = staged.data()["campaignId"].as_str().unwrap().to_string();
     let unpriced = staged.data()["mediaBuys"][0]["mediaBuyId"].clone();
-    let launch = app
-        .post(
-            &format!("/api/v2/buyer/campaigns/{campaign}/execute"),
-            &t.key,
-            &json!({}),
-        )
-        .await;
+    let launch = act(&app, &t, &campaign, "execute").await;
     launch.assert_error(409, "PRICING_NOT_CONFIGURED");
     assert_eq!(
         launch.body["error"]["details"]["unpricedBuyIds"],
@@ -898,13 +880,7 @@ async fn executing_needs_prices_and_credit_and_refusals_write_nothing() {
         .as_str()
         .unwrap()
         .to_string();
-    let res = app
-        .post(
-            &format!("/api/v2/buyer/campaigns/{empty_id}/execute"),
-            &t.key,
-            &json!({}),
-        )
-        .await;
+    let res = act(&app, &t, &empty_id, "execute").await;
     res.assert_error(409, "CONFLICT");
     let res = app
         .post(
@@ -930,6 +906,17 @@ fn credit_limit(app: &TestApp, t: &Tenant, currency: &str, tail: &[&str]) -> boo
     args.extend_from_slice(tail);
     let out = cli(&app.database_url, &args);
     out.status.success()
+}
+
+/// `POST /api/v2/buyer/campaigns/{campaign}/{action}` (pause, resume,
+/// execute).
+async fn act(app: &TestApp, t: &Tenant, campaign: &str, action: &str) -> Resp {
+    app.post(
+        &format!("/api/v2/buyer/campaigns/{campaign}/{action}"),
+        &t.key,
+        &json!({}),
+    )
+    .await
 }
 
 /// The first advertiser of `t`'s account.
@@ -1186,13 +1173,7 @@ async fn auto_selection_allocates_the_budget_and_an_automatic_campaign_launches_
 
     // Launching the automatic campaign with an empty cart buys the
     // auto-selection (auction options at their floor).
-    let launch = app
-        .post(
-            &format!("/api/v2/buyer/campaigns/{campaign}/execute"),
-            &t.key,
-            &json!({}),
-        )
-        .await;
+    let launch = act(&app, &t, &campaign, "execute").await;
     assert_eq!(launch.status, 200, "{}", launch.body);
     let buys = launch.data()["mediaBuys"].as_array().unwrap();
     assert_eq!(buys.len(), 4, "{}", launch.body);
