@@ -809,6 +809,16 @@ async fn executing_needs_prices_and_credit_and_refusals_write_nothing() {
         launch.body["error"]["details"]["unpricedBuyIds"],
         json!([unpriced])
     );
+    // Nor can the budget change while a buy's fee terms are unknown.
+    let path = format!("/api/v2/buyer/campaigns/{campaign}");
+    let res = app
+        .put(&path, &t.key, &json!({"budget": {"total": 9000}}))
+        .await;
+    res.assert_error(409, "PRICING_NOT_CONFIGURED");
+    assert_eq!(
+        res.body["error"]["details"]["unpricedBuyIds"],
+        json!([unpriced])
+    );
     // With a bid it executes.
     let res = app
         .post(BUYS, &t.key, &json!({"productQueryId": s.session, "campaign": {"campaignId": campaign}, "mode": "execute",
@@ -825,6 +835,16 @@ async fn executing_needs_prices_and_credit_and_refusals_write_nothing() {
         s.seller.buys()[0].arguments["packages"][0]["bid_price"],
         6.0
     );
+    // A budget below the buys is refused; one above them is taken.
+    let res = app
+        .put(&path, &t.key, &json!({"budget": {"total": 5}}))
+        .await;
+    res.assert_error(409, "INSUFFICIENT_MEDIA_BUDGET");
+    assert_eq!(res.body["error"]["details"]["mediaBuysTotal"], 10.0);
+    let res = app
+        .put(&path, &t.key, &json!({"budget": {"total": 9000}}))
+        .await;
+    assert_eq!(res.status, 200, "{}", res.body);
 
     // A credit limit: committed real spend may not pass it (402), and a
     // refused execution stages nothing.

@@ -513,6 +513,59 @@ async fn check_change(
     })
 }
 
+/// A new budget must still hold the campaign's media buys that spend (409
+/// `INSUFFICIENT_MEDIA_BUDGET`), and cannot change while a buy's fee terms
+/// are unknown (an auction buy without a bid: 409 `PRICING_NOT_CONFIGURED`
+/// with `details.unpricedBuyIds`).
+async fn check_buys_allow(
+    txn: &DatabaseTransaction,
+    campaign_id: &str,
+    budget: &Budget,
+) -> Result<(), ApiError> {
+    use entity::media_buy;
+    let buys: Vec<(String, f64, bool)> = media_buy::Entity::find()
+        .select_only()
+        .column(media_buy::Column::Id)
+        .column(media_buy::Column::Budget)
+        .column(media_buy::Column::Priced)
+        .filter(media_buy::Column::CampaignId.eq(campaign_id))
+        .filter(media_buy::Column::Status.is_not_in(["failed", "rejected", "canceled"]))
+        .into_tuple()
+        .all(txn)
+        .await?;
+    let unpriced: Vec<&str> = buys
+        .iter()
+        .filter(|(_, _, priced)| !priced)
+        .map(|(id, _, _)| id.as_str())
+        .collect();
+    if !unpriced.is_empty() {
+        return Err(ApiError::coded(
+            Kind::Conflict,
+            "PRICING_NOT_CONFIGURED",
+            "the campaign has media buys whose fee terms are unknown (auction buys without a bid): set their bids before changing the budget",
+            json!({ "unpricedBuyIds": unpriced }),
+        ));
+    }
+    let spent: f64 = buys.iter().map(|(_, b, _)| b).sum();
+    if spent > budget.total + 1e-9 {
+        return Err(ApiError::coded(
+            Kind::Conflict,
+            "INSUFFICIENT_MEDIA_BUDGET",
+            format!(
+                "the campaign's media buys total {spent} {}; the budget cannot go below that",
+                budget.currency
+            ),
+            json!({
+                "campaignBudget": budget.total,
+                "mediaBuysTotal": spent,
+                "currency": budget.currency,
+                "shortfall": spent - budget.total,
+            }),
+        ));
+    }
+    Ok(())
+}
+
 /// Writes a checked change, with its audit entry; archived and completed
 /// campaigns are frozen.
 async fn apply_change(
@@ -552,6 +605,7 @@ async fn apply_change(
     }
     if let Some(mut b) = budget {
         b.currency = adv.primary_currency.clone();
+        check_buys_allow(txn, &seen.id, &b).await?;
         row.budget = Set(to_json(&b));
     }
     if let Some(v) = p.brief.take() {
