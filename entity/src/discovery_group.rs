@@ -15,6 +15,8 @@ pub struct Model {
     pub product_count: i64,
     /// JSON array of products.
     pub products: String,
+    /// JSON array of the seller's proposals, when it made any.
+    pub proposals: Option<String>,
 }
 
 #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]

@@ -101,6 +101,14 @@ impl MigrationTrait for Migration {
                 .to_owned(),
         )
         .await?;
+        // A storefront's proposals beside its products in a discovery group.
+        m.alter_table(
+            Table::alter()
+                .table("discovery_groups")
+                .add_column(text_null("proposals"))
+                .to_owned(),
+        )
+        .await?;
         m.create_table(
             Table::create()
                 .table("account_credit_limits")
@@ -156,6 +164,12 @@ impl MigrationTrait for Migration {
         ] {
             m.drop_table(Table::drop().table(t).to_owned()).await?;
         }
-        Ok(())
+        m.alter_table(
+            Table::alter()
+                .table("discovery_groups")
+                .drop_column("proposals")
+                .to_owned(),
+        )
+        .await
     }
 }

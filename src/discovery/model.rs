@@ -153,6 +153,11 @@ pub struct ProductGroup {
     pub revision: i64,
     pub total_products: i64,
     pub products: Vec<ProductOut>,
+    /// The seller's proposals (AdCP `proposals[]`, as sent), when it made
+    /// any: `create_media_buys` buys one with `{kind: proposal}`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schema(value_type = Vec<Object>)]
+    pub proposals: Vec<Value>,
 }
 
 /// What a session holds so far.

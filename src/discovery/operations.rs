@@ -155,6 +155,11 @@ pub async fn snapshot(
             revision: g.revision,
             total_products: g.product_count,
             products: products.into_iter().skip(poff).take(per).collect(),
+            proposals: g
+                .proposals
+                .as_deref()
+                .and_then(|p| serde_json::from_str(p).ok())
+                .unwrap_or_default(),
         });
     }
     let answered = agents

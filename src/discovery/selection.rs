@@ -62,6 +62,26 @@ pub async fn products_of(
     Ok(out)
 }
 
+/// Every proposal of the session's sellers, with its storefront.
+pub async fn proposals_of(
+    ctx: &Ctx,
+    session_id: &str,
+) -> Result<Vec<(i64, serde_json::Value)>, ApiError> {
+    let mut out = Vec::new();
+    for g in service::groups(&ctx.db, session_id, None).await? {
+        let Some(stored) = g.proposals.as_deref() else {
+            continue;
+        };
+        let Some(storefront) = g.group_id.strip_prefix("sf_").and_then(|s| s.parse().ok()) else {
+            continue;
+        };
+        let items: Vec<serde_json::Value> = serde_json::from_str(stored)
+            .map_err(|e| ApiError::internal(format!("stored proposals: {e}")))?;
+        out.extend(items.into_iter().map(|p| (storefront, p)));
+    }
+    Ok(out)
+}
+
 async fn chosen(ctx: &Ctx, session_id: &str) -> Result<ChosenProducts, ApiError> {
     let products = products_of(ctx, session_id).await?;
     let rows = discovery_selection::Entity::find()

@@ -135,6 +135,7 @@ mod tests {
                     dropped: vec![],
                     message: Some(self.0.into()),
                     incomplete_scopes: vec![],
+                    proposals: vec![],
                 })
             })
         }

@@ -46,6 +46,7 @@ pub enum Outcome {
         products: Vec<ProductOut>,
         message: Option<String>,
         incomplete_scopes: Vec<String>,
+        proposals: Vec<serde_json::Value>,
     },
     Failed(String),
     TimedOut,
@@ -294,8 +295,13 @@ pub async fn settle(
             continue;
         }
         changed = true;
-        if let Outcome::Answered { products, .. } = outcome {
-            landed.push(put_group(&txn, id, agent, revision, products).await?);
+        if let Outcome::Answered {
+            products,
+            proposals,
+            ..
+        } = outcome
+        {
+            landed.push(put_group(&txn, id, agent, revision, products, proposals).await?);
         }
     }
     if !changed {
@@ -316,6 +322,7 @@ async fn put_group(
     agent: &AgentRef,
     revision: i64,
     products: &[ProductOut],
+    proposals: &[serde_json::Value],
 ) -> Result<ProductGroup, DbErr> {
     use sea_orm::sea_query::OnConflict;
     let gid = group_id(agent.agent_id);
@@ -327,6 +334,9 @@ async fn put_group(
         revision: Set(revision),
         product_count: Set(products.len() as i64),
         products: Set(json(&products)?),
+        proposals: Set((!proposals.is_empty())
+            .then(|| json(&proposals))
+            .transpose()?),
     })
     .on_conflict(
         OnConflict::columns([
@@ -338,6 +348,7 @@ async fn put_group(
             discovery_group::Column::Revision,
             discovery_group::Column::ProductCount,
             discovery_group::Column::Products,
+            discovery_group::Column::Proposals,
         ])
         .to_owned(),
     )
@@ -349,6 +360,7 @@ async fn put_group(
         revision,
         total_products: products.len() as i64,
         products: products.to_vec(),
+        proposals: proposals.to_vec(),
     })
 }
 

@@ -543,6 +543,7 @@ impl Handler<Drive> for Act {
                                     .collect(),
                                 message: a.message,
                                 incomplete_scopes: a.incomplete_scopes,
+                                proposals: a.proposals,
                             },
                         };
                         me.do_send(Settled {

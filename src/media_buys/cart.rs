@@ -86,6 +86,7 @@ pub async fn stage(
             .await
             .map_err(|e| not_found_at(e, "productQueryId"))?;
     let products = crate::discovery::selection::products_of(ctx, &session.id).await?;
+    let proposals = crate::discovery::selection::proposals_of(ctx, &session.id).await?;
     let advertiser = advertiser::Entity::find_by_id(session.advertiser_id.clone())
         .filter(advertiser::Column::AccountId.eq(caller.account_id()))
         .one(&ctx.db)
@@ -117,7 +118,7 @@ pub async fn stage(
         _ => advertiser.primary_currency.clone(),
     };
 
-    let resolved = resolve_all(&body.selections, &products, &currency)?;
+    let resolved = resolve_all(&body.selections, &products, &proposals, &currency)?;
 
     let _turn = ctx.writes.enter().await;
     let txn = crate::db::begin_write(&ctx.db).await?;
@@ -273,6 +274,7 @@ pub fn budget_of(row: &campaign::Model) -> Budget {
 fn resolve_all(
     selections: &[SelectionIn],
     products: &[(String, ProductOut)],
+    proposals: &[(i64, Value)],
     currency: &str,
 ) -> Result<Vec<Resolved>, ApiError> {
     let mut issues = Issues::default();
@@ -280,7 +282,7 @@ fn resolve_all(
     let mut keys = HashSet::new();
     for (i, s) in selections.iter().enumerate() {
         let path = format!("selections[{i}]");
-        match resolve(s, &path, products, currency, &mut issues)? {
+        match resolve(s, &path, products, proposals, currency, &mut issues)? {
             Some(r) => {
                 if !keys.insert(r.key()) {
                     issues.add(
@@ -301,18 +303,59 @@ fn resolve(
     s: &SelectionIn,
     path: &str,
     products: &[(String, ProductOut)],
+    proposals: &[(i64, Value)],
     currency: &str,
     issues: &mut Issues,
 ) -> Result<Option<Resolved>, ApiError> {
     match s {
-        SelectionIn::Proposal { proposal_id, .. } => Err(ApiError::coded(
-            Kind::Unprocessable,
-            "CAPABILITY_NOT_SUPPORTED",
-            format!(
-                "{path}: proposal {proposal_id} cannot be bought: this server does not keep sellers' proposals from discovery yet; select its products instead"
-            ),
-            json!({"field": format!("{path}.proposalId"), "capability": "proposals"}),
-        )),
+        SelectionIn::Proposal {
+            proposal_id,
+            total_budget,
+            storefront_id,
+        } => {
+            if !total_budget.is_finite() || *total_budget <= 0.0 || *total_budget > 1e12 {
+                issues.add(
+                    format!("{path}.totalBudget"),
+                    "must be above 0 and at most 1e12",
+                );
+            }
+            let matches: Vec<i64> = proposals
+                .iter()
+                .filter(|(_, p)| p.get("proposal_id").and_then(Value::as_str) == Some(proposal_id))
+                .map(|(sf, _)| *sf)
+                .filter(|sf| storefront_id.is_none_or(|id| *sf == id))
+                .collect();
+            let storefront = match matches.as_slice() {
+                [] => {
+                    issues.add(
+                        format!("{path}.proposalId"),
+                        "is not a proposal the session's sellers made",
+                    );
+                    return Ok(None);
+                }
+                [one] => *one,
+                many => {
+                    issues.add(
+                        format!("{path}.storefrontId"),
+                        format!("is required: storefronts {many:?} made a proposal with this id"),
+                    );
+                    return Ok(None);
+                }
+            };
+            Ok(Some(Resolved {
+                storefront_id: storefront,
+                kind: "proposal",
+                product_id: None,
+                proposal_id: Some(proposal_id.clone()),
+                pricing_option_id: None,
+                pricing_model: None,
+                currency: currency.to_string(),
+                budget: *total_budget,
+                bid_price: None,
+                unpriced: false,
+                placement_ids: Vec::new(),
+            }))
+        }
         SelectionIn::Product {
             product_id,
             budget,

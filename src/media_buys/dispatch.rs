@@ -409,7 +409,16 @@ fn create_arguments(
     m.insert("brand".into(), json!({"domain": a.brand}));
     m.insert("start_time".into(), start);
     m.insert("end_time".into(), json!(rfc3339(c.end_date)));
-    m.insert("packages".into(), json!([package]));
+    if b.kind == "proposal" {
+        // The seller derives the packages from its proposal's allocations.
+        m.insert("proposal_id".into(), json!(b.proposal_id));
+        m.insert(
+            "total_budget".into(),
+            json!({"amount": b.budget, "currency": b.currency}),
+        );
+    } else {
+        m.insert("packages".into(), json!([package]));
+    }
     m.insert(
         "push_notification_config".into(),
         json!({

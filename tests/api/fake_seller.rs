@@ -59,6 +59,10 @@ pub struct Behaviour {
     /// default `status` is the task status (`completed`), as 3.1's protocol
     /// envelope requires.
     pub legacy_status: bool,
+    /// AdCP `proposals[]` answered beside the products (none when empty);
+    /// `create_media_buy` with a `proposal_id` takes its outcome from
+    /// `buys` under that id.
+    pub proposals: Value,
 }
 
 impl Default for Behaviour {
@@ -78,6 +82,7 @@ impl Default for Behaviour {
             buys: HashMap::new(),
             default_buy: BuyOutcome::Accept { status: "active" },
             legacy_status: false,
+            proposals: json!([]),
         }
     }
 }
@@ -345,6 +350,9 @@ fn tool_result(b: &Behaviour) -> Value {
         });
     }
     let mut payload = json!({"products": b.products, "status": "completed"});
+    if b.proposals.as_array().is_some_and(|p| !p.is_empty()) {
+        payload["proposals"] = b.proposals.clone();
+    }
     if let Some(m) = &b.message {
         payload["message"] = json!(m);
     }

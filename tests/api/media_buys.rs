@@ -272,9 +272,9 @@ async fn bad_carts_get_their_code_and_write_nothing() {
         ),
         (
             cart(json!([{"kind": "proposal", "proposalId": "p-1", "totalBudget": 100}])),
-            422,
-            "CAPABILITY_NOT_SUPPORTED",
-            None,
+            400,
+            "VALIDATION_ERROR",
+            Some("selections[0].proposalId"),
         ),
         (
             cart(
@@ -1285,4 +1285,62 @@ async fn agents_stage_execute_launch_and_read_buys_over_mcp() {
         refused["structuredContent"]["code"], "FORBIDDEN",
         "{refused}"
     );
+}
+
+#[actix_web::test]
+async fn a_sellers_proposal_is_bought_by_its_id_with_a_total_budget() {
+    let app = spawn_app().await;
+    let t = app.tenant().await;
+    let proposals = json!([{
+        "proposal_id": "prop-ctv-mix",
+        "name": "CTV and video mix",
+        "allocations": [
+            {"product_id": "ctv-1", "allocation_percentage": 60},
+            {"product_id": "olv-2", "allocation_percentage": 40}
+        ],
+    }]);
+    let s = setup(
+        &app,
+        &t,
+        Behaviour {
+            proposals,
+            ..Behaviour::default()
+        },
+    )
+    .await;
+    // The session shows the seller's proposals beside its products.
+    let browse = app
+        .get(
+            &format!("/api/v2/buyer/discovery/{}/discover-products", s.session),
+            &t.key,
+        )
+        .await;
+    assert_eq!(
+        browse.data()["productGroups"][0]["proposals"][0]["proposal_id"],
+        "prop-ctv-mix",
+        "{}",
+        browse.body
+    );
+    let bad = app
+        .post(BUYS, &t.key, &json!({"productQueryId": s.session, "campaign": new_campaign(5000.0), "mode": "stage",
+                                    "selections": [{"kind": "proposal", "proposalId": "nope", "totalBudget": 100}]}))
+        .await;
+    bad.assert_error(400, "VALIDATION_ERROR");
+    assert_eq!(bad.body["error"]["field"], "selections[0].proposalId");
+    let res = app
+        .post(BUYS, &t.key, &json!({"productQueryId": s.session, "campaign": new_campaign(5000.0), "mode": "execute",
+                                    "selections": [{"kind": "proposal", "proposalId": "prop-ctv-mix", "totalBudget": 3000}]}))
+        .await;
+    assert_eq!(res.status, 200, "{}", res.body);
+    let buy = &res.data()["mediaBuys"][0];
+    assert_eq!(buy["kind"], "proposal");
+    assert_eq!(buy["proposalId"], "prop-ctv-mix");
+    assert_eq!(buy["status"], "active", "{buy}");
+    let sent = &s.seller.buys()[0].arguments;
+    assert_eq!(sent["proposal_id"], "prop-ctv-mix");
+    assert_eq!(
+        sent["total_budget"],
+        json!({"amount": 3000.0, "currency": "EUR"})
+    );
+    assert!(sent.get("packages").is_none(), "{sent}");
 }

@@ -97,6 +97,11 @@ pub struct SellerAnswer {
     /// AdCP `incomplete[].scope`: what the seller could not finish.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub incomplete_scopes: Vec<String>,
+    /// AdCP `proposals[]`: the seller's media plans over its products, each
+    /// executable by `proposal_id` with a total budget; kept as sent (an
+    /// entry without a string `proposal_id` is left out).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub proposals: Vec<Value>,
 }
 
 /// Anything that answers `get_products` (the MCP client, demo sellers).
@@ -441,11 +446,23 @@ pub fn read_answer(
                 .collect()
         })
         .unwrap_or_default();
+    let proposals = payload
+        .get("proposals")
+        .and_then(Value::as_array)
+        .map(|items| {
+            items
+                .iter()
+                .filter(|p| p.get("proposal_id").is_some_and(Value::is_string))
+                .cloned()
+                .collect()
+        })
+        .unwrap_or_default();
     Ok(SellerAnswer {
         products,
         dropped,
         message,
         incomplete_scopes,
+        proposals,
     })
 }
 

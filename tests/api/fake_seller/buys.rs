@@ -246,7 +246,13 @@ pub(super) fn create(
         return Some((replayed(&earlier.answer), earlier.is_error));
     }
     let package = &args["packages"][0];
-    let product_id = package["product_id"].as_str().unwrap_or("").to_string();
+    // A proposal's buy is known by the proposal (the seller derives its
+    // packages).
+    let product_id = args["proposal_id"]
+        .as_str()
+        .or(package["product_id"].as_str())
+        .unwrap_or("")
+        .to_string();
     let outcome = b.buys.get(&product_id).unwrap_or(&b.default_buy);
     let (verdict, after) = decide(outcome, ledger.buys.is_empty());
     let mut buy = Buy {
@@ -262,11 +268,14 @@ pub(super) fn create(
         created: None,
         resume_to: None,
     };
-    let currency = currency(
-        b,
-        &product_id,
-        package["pricing_option_id"].as_str().unwrap_or(""),
-    );
+    let currency = match args["total_budget"]["currency"].as_str() {
+        Some(c) => c.to_string(),
+        None => currency(
+            b,
+            &product_id,
+            package["pricing_option_id"].as_str().unwrap_or(""),
+        ),
+    };
     match (verdict, after) {
         (Verdict::Hang, None) => return None,
         (_, Some(after)) => {
