@@ -2,9 +2,11 @@
 //! sales agents and back.
 //!
 //! - [`cart`]: `create_media_buys` stages selections of a session's
-//!   products as DRAFT buys of a campaign (one buy, one package per
-//!   selection), with the campaign's effective targeting, the advertiser's
-//!   frequency cap and utm parameters, and the budget check.
+//!   products or proposals as DRAFT buys of a campaign (one buy, one
+//!   package per selection) with the budget check; [`resolve`] checks each
+//!   selection against the session, [`package`] builds what the seller is
+//!   sent (the campaign's effective targeting, the advertiser's frequency
+//!   cap and utm parameters).
 //! - [`dispatch`]: executing claims DRAFT buys with the pricing and credit
 //!   checks, sends them to their sellers concurrently (AdCP
 //!   `create_media_buy`, one idempotency key per buy, so no retry, crash or
@@ -27,7 +29,9 @@ pub mod events;
 pub mod model;
 pub mod operations;
 pub mod outcome;
+pub mod package;
 pub mod poller;
+pub mod resolve;
 pub mod secrets;
 pub mod status;
 
