@@ -139,10 +139,11 @@ pub fn from_error(e: &SellerError) -> Outcome {
     }
 }
 
-/// The next refresh after `failures` failed ones in a row: `every` (30 s,
-/// the spec's floor), doubled per failure up to 15 min, never sooner than
-/// the seller's `Retry-After`, plus up to 25 % jitter so buys of one seller
-/// spread out.
+/// The next refresh after `failures` failed ones in a row. A healthy buy:
+/// `every` (30 s, the spec's floor) plus up to 10 % jitter, so buys of one
+/// seller spread out and each is still refreshed within about its cadence.
+/// After failures: doubled per failure up to 15 min, never sooner than the
+/// seller's `Retry-After`, plus up to 25 % jitter (the spec's backoff).
 pub fn next_poll(
     now: DateTime<Utc>,
     every: Duration,
@@ -153,7 +154,8 @@ pub fn next_poll(
         .saturating_mul(1u32 << failures.clamp(0, 8))
         .min(POLL_MAX_BACKOFF)
         .max(retry_after.unwrap_or_default());
-    let jitter = rand::rng().random_range(0.0..0.25);
+    let spread = if failures > 0 { 0.25 } else { 0.10 };
+    let jitter = rand::rng().random_range(0.0..spread);
     let wait = base.mul_f64(1.0 + jitter);
     now + chrono::Duration::from_std(wait).unwrap_or(chrono::Duration::seconds(30))
 }

@@ -13,9 +13,9 @@
 //!   key, which answers with the buy (or the task) the seller already has
 //!   and can never make a second one.
 //!
-//! The next refresh is 30 s later, doubled per failure up to 15 min, never
-//! sooner than a seller's `retry_after`, plus up to 25 % jitter
-//! ([`super::outcome::next_poll`]); `active`, `completed`, `failed`,
+//! The next refresh is 30 s later plus up to 10 % jitter; after failures,
+//! doubled per failure up to 15 min, never sooner than a seller's
+//! `retry_after`, plus up to 25 % jitter ([`super::outcome::next_poll`]); `active`, `completed`, `failed`,
 //! `rejected` and `canceled` end polling.
 
 use std::collections::BTreeMap;

@@ -1071,7 +1071,7 @@ async fn two_instances_poll_each_buy_once() {
         .filter_map(|b| b.id.clone())
         .collect();
     assert_eq!(ids.len(), 20);
-    // pending_start keeps polling: over ~5 s at 1 s (+ up to 25 % jitter)
+    // pending_start keeps polling: over ~5 s at 1 s (+ up to 10 % jitter)
     // one poller asks each buy at most 5 times; two pollers sharing a buy
     // would ask it about twice as often.
     let started = std::time::Instant::now();
