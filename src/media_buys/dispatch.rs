@@ -3,6 +3,7 @@
 //! `create_media_buy`, each with its buy's idempotency key), and every
 //! answer recorded in one transaction before anything is announced.
 
+use std::collections::hash_map::Entry;
 use std::collections::{BTreeMap, HashMap};
 
 use chrono::{DateTime, SecondsFormat, Utc};
@@ -230,29 +231,34 @@ pub async fn send(ctx: &Ctx, claimed: Vec<media_buy::Model>) -> Result<(), ApiEr
     let mut targets: HashMap<i64, Result<StorefrontTarget, String>> = HashMap::new();
     let mut context: HashMap<String, (campaign::Model, advertiser::Model)> = HashMap::new();
     for buy in claimed {
-        if !targets.contains_key(&buy.storefront_id) {
-            let t = crate::discovery::storefronts::target(
-                &ctx.db,
-                buy.storefront_id,
-                ctx.config.url_policy(),
-            )
-            .await?
-            .unwrap_or_else(|| Err("the storefront is no longer registered".into()));
-            targets.insert(buy.storefront_id, t);
-        }
-        if !context.contains_key(&buy.campaign_id) {
-            let c = campaign::Entity::find_by_id(buy.campaign_id.clone())
-                .one(&ctx.db)
+        let target = match targets.entry(buy.storefront_id) {
+            Entry::Occupied(t) => t.get().clone(),
+            Entry::Vacant(slot) => {
+                let t = crate::discovery::storefronts::target(
+                    &ctx.db,
+                    buy.storefront_id,
+                    ctx.config.url_policy(),
+                )
                 .await?
-                .ok_or_else(|| ApiError::not_found("campaign"))?;
-            let a = advertiser::Entity::find_by_id(buy.advertiser_id.clone())
-                .one(&ctx.db)
-                .await?
-                .ok_or_else(|| ApiError::not_found("advertiser"))?;
-            context.insert(buy.campaign_id.clone(), (c, a));
-        }
-        let (c, a) = &context[&buy.campaign_id];
-        let target = targets[&buy.storefront_id].clone();
+                .unwrap_or_else(|| Err("the storefront is no longer registered".into()));
+                slot.insert(t).clone()
+            }
+        };
+        let (c, a) = match context.entry(buy.campaign_id.clone()) {
+            Entry::Occupied(e) => e.into_mut(),
+            Entry::Vacant(slot) => {
+                let c = campaign::Entity::find_by_id(buy.campaign_id.clone())
+                    .one(&ctx.db)
+                    .await?
+                    .ok_or_else(|| ApiError::not_found("campaign"))?;
+                let a = advertiser::Entity::find_by_id(buy.advertiser_id.clone())
+                    .one(&ctx.db)
+                    .await?
+                    .ok_or_else(|| ApiError::not_found("advertiser"))?;
+                slot.insert((c, a))
+            }
+        };
+        let (c, a) = (&*c, &*a);
         let secret =
             super::secrets::for_storefront(&ctx.db, &ctx.config, buy.storefront_id).await?;
         // A retry sends the first attempt's payload: sellers match a

@@ -525,12 +525,14 @@ async fn sellers_that_accept_reject_submit_time_out_or_fail_on_the_second_buy() 
     })
     .await;
     let t = app.tenant().await;
-    let mut b = Behaviour::default();
-    b.products = json!([
-        product("ok-1", 10.0),
-        product("no-1", 10.0),
-        product("later-1", 10.0)
-    ]);
+    let mut b = Behaviour {
+        products: json!([
+            product("ok-1", 10.0),
+            product("no-1", 10.0),
+            product("later-1", 10.0)
+        ]),
+        ..Behaviour::default()
+    };
     b.buys.insert(
         "no-1".into(),
         BuyOutcome::Reject {
@@ -546,9 +548,11 @@ async fn sellers_that_accept_reject_submit_time_out_or_fail_on_the_second_buy() 
         ),
     );
     let (main, _) = seller(&app, "Main", b).await;
-    let mut second = Behaviour::default();
-    second.products = json!([product("s-1", 10.0), product("s-2", 10.0)]);
-    second.default_buy = BuyOutcome::FailOnSecond;
+    let second = Behaviour {
+        products: json!([product("s-1", 10.0), product("s-2", 10.0)]),
+        default_buy: BuyOutcome::FailOnSecond,
+        ..Behaviour::default()
+    };
     let (fails, _) = seller(&app, "Second", second).await;
     let slow_b = Behaviour {
         products: json!([product("slow-1", 10.0)]),
@@ -632,8 +636,10 @@ async fn sellers_that_accept_reject_submit_time_out_or_fail_on_the_second_buy() 
 /// A campaign with one submitted buy at a seller that never calls back;
 /// (campaign id, our buy id, the seller's task id, storefront id, secret).
 async fn submitted_buy(app: &TestApp, t: &Tenant) -> (String, String, String, i64, String, Setup) {
-    let mut b = Behaviour::default();
-    b.default_buy = BuyOutcome::submitted(BuyOutcome::Hang, std::time::Duration::from_secs(3600));
+    let b = Behaviour {
+        default_buy: BuyOutcome::submitted(BuyOutcome::Hang, std::time::Duration::from_secs(3600)),
+        ..Behaviour::default()
+    };
     let s = setup(app, t, b).await;
     let res = app
         .post(
@@ -1041,12 +1047,14 @@ async fn two_instances_poll_each_buy_once() {
     let a = spawn_app_with(fast).await;
     let b = spawn_on(&a.database_url, fast).await;
     let t = a.tenant().await;
-    let mut behaviour = Behaviour::default();
-    behaviour.default_buy = BuyOutcome::Accept {
-        status: "pending_start",
-    };
     let products: Vec<Value> = (0..20).map(|i| product(&format!("p-{i}"), 10.0)).collect();
-    behaviour.products = Value::Array(products);
+    let behaviour = Behaviour {
+        default_buy: BuyOutcome::Accept {
+            status: "pending_start",
+        },
+        products: Value::Array(products),
+        ..Behaviour::default()
+    };
     let s = setup(&a, &t, behaviour).await;
     let selections: Vec<Value> = (0..20).map(|i| pick(&format!("p-{i}"), 10.0)).collect();
     let res = b
