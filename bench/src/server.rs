@@ -167,6 +167,11 @@ impl Server {
         Ok(out)
     }
 
+    /// The server's database, for seeding and checks outside its API.
+    pub fn database_url(&self) -> &str {
+        &self.database_url
+    }
+
     pub fn backend(&self) -> &'static str {
         if self.database_url.starts_with("postgres") {
             "PostgreSQL"
