@@ -221,7 +221,7 @@ pub async fn campaign_validate(args: &Args) -> anyhow::Result<()> {
     }
     let health = Target::get(server.addr, "/healthz", None);
     let secs = args.seconds.max(2);
-    let rounds = args.rounds.clamp(1, secs as usize);
+    let rounds = args.rounds.unwrap_or(5).clamp(1, secs as usize);
     let slice = Duration::from_secs_f64(secs as f64 / rounds as f64);
     // Warm-up of both, then the two endpoints in alternation: the machine's
     // speed drifts (other tenants of the host), and alternating short slices

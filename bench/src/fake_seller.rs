@@ -1,11 +1,16 @@
-//! Fake seller agents for the discovery benchmark: one hand-written
-//! HTTP/1.1 server on 127.0.0.1 answering MCP Streamable HTTP at
-//! `/s/{n}/mcp` for storefront `n`, the exchange of the reference SDKs
-//! (`initialize` → `notifications/initialized` → `tools/call get_products`,
-//! JSON answers with `structuredContent.products`). Each storefront has its
-//! own answer delay and products. Hand-written rather than a server library
-//! so the recorded answer time is exactly the instant before the answer's
-//! bytes are written, and so it costs the shared cores as little as it can.
+//! Fake seller agents for the discovery and media-buy benchmarks: one
+//! hand-written HTTP/1.1 server on 127.0.0.1 answering MCP Streamable HTTP
+//! at `/s/{n}/mcp` for storefront `n`, the exchange of the reference SDKs
+//! (`initialize` → `notifications/initialized` → `tools/call`, JSON answers
+//! with `structuredContent`). The tools: `get_products` (the storefront's
+//! products), and AdCP 3.1 `create_media_buy` (every buy made,
+//! `pending_start`; the seller's id derived from the idempotency key, so a
+//! repeat answers with the same buy) and `get_media_buys` (every id asked
+//! listed as `pending_start`). Each storefront has its own answer delay (and
+//! optionally another for `create_media_buy`) and products. Hand-written
+//! rather than a server library so the recorded answer time is exactly the
+//! instant before the answer's bytes are written, and so it costs the
+//! shared cores as little as it can.
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
@@ -20,8 +25,11 @@ use tokio::net::{TcpListener, TcpStream};
 
 /// One storefront's behaviour.
 pub struct Shop {
+    /// Before every tool's answer, unless `create_delay` says otherwise.
     pub delay: Duration,
-    /// The serialized `result` of its `tools/call` answer.
+    /// Before `create_media_buy`'s answer.
+    pub create_delay: Option<Duration>,
+    /// The serialized `result` of its `get_products` answer.
     result: String,
 }
 
@@ -36,8 +44,15 @@ impl Shop {
         });
         Shop {
             delay,
+            create_delay: None,
             result: result.to_string(),
         }
+    }
+
+    /// The same shop answering `create_media_buy` after `delay`.
+    pub fn create_after(mut self, delay: Duration) -> Shop {
+        self.create_delay = Some(delay);
+        self
     }
 }
 
@@ -95,10 +110,36 @@ impl InFlight {
     }
 }
 
+/// One `create_media_buy` call: the storefront, when the request arrived
+/// and when the answer was written.
+#[derive(Debug, Clone, Copy)]
+pub struct CreateCall {
+    pub shop: usize,
+    pub arrived: Instant,
+    pub answered: Instant,
+}
+
+/// What the sellers were asked about media buys.
+#[derive(Default)]
+pub struct BuyLog {
+    pub creates: Mutex<Vec<CreateCall>>,
+    /// Arrival times of the `get_media_buys` calls naming each seller id.
+    pub polls: Mutex<HashMap<String, Vec<Instant>>>,
+    /// `get_media_buys` calls (each names up to 100 ids).
+    pub poll_calls: AtomicUsize,
+}
+
+impl BuyLog {
+    pub fn creates(&self) -> Vec<CreateCall> {
+        self.creates.lock().map(|c| c.clone()).unwrap_or_default()
+    }
+}
+
 pub struct FakeSellers {
     pub addr: SocketAddr,
     pub answers: Answers,
     pub in_flight: Arc<InFlight>,
+    pub buys: Arc<BuyLog>,
     task: tokio::task::JoinHandle<()>,
 }
 
@@ -115,17 +156,25 @@ impl FakeSellers {
         let answers: Answers = Default::default();
         let shops = Arc::new(shops);
         let in_flight: Arc<InFlight> = Default::default();
-        let (log, calls) = (answers.clone(), in_flight.clone());
+        let buys: Arc<BuyLog> = Default::default();
+        let (log, calls, buy_log) = (answers.clone(), in_flight.clone(), buys.clone());
         let task = tokio::spawn(async move {
             while let Ok((stream, _)) = listener.accept().await {
                 let _ = stream.set_nodelay(true);
-                tokio::spawn(serve(stream, shops.clone(), log.clone(), calls.clone()));
+                tokio::spawn(serve(
+                    stream,
+                    shops.clone(),
+                    log.clone(),
+                    calls.clone(),
+                    buy_log.clone(),
+                ));
             }
         });
         Ok(FakeSellers {
             addr,
             answers,
             in_flight,
+            buys,
             task,
         })
     }
@@ -165,6 +214,7 @@ async fn serve(
     shops: Arc<Vec<Shop>>,
     answers: Answers,
     in_flight: Arc<InFlight>,
+    buys: Arc<BuyLog>,
 ) {
     let mut buf: Vec<u8> = Vec::with_capacity(4096);
     loop {
@@ -220,19 +270,58 @@ async fn serve(
             }
             "notifications/initialized" => respond(&mut stream, "202 Accepted", "", None).await,
             "tools/call" => {
-                in_flight.enter();
-                tokio::time::sleep(shop.delay).await;
-                in_flight.leave();
-                let tag = body["params"]["arguments"]["brief"]
-                    .as_str()
-                    .and_then(tag_of)
-                    .unwrap_or(usize::MAX);
-                let answer = response("200 OK", &rpc(&id, &shop.result), None);
-                let at = Instant::now();
-                if let Ok(mut a) = answers.lock() {
-                    a.entry((tag, n)).or_default().push(at);
+                let arrived = Instant::now();
+                let args = &body["params"]["arguments"];
+                match body["params"]["name"].as_str().unwrap_or("") {
+                    "create_media_buy" => {
+                        in_flight.enter();
+                        tokio::time::sleep(shop.create_delay.unwrap_or(shop.delay)).await;
+                        in_flight.leave();
+                        let result = tool_result(&created(n, args));
+                        let answer = response("200 OK", &rpc(&id, &result), None);
+                        let answered = Instant::now();
+                        if let Ok(mut c) = buys.creates.lock() {
+                            c.push(CreateCall {
+                                shop: n,
+                                arrived,
+                                answered,
+                            });
+                        }
+                        stream.write_all(&answer).await.context("writing an answer")
+                    }
+                    "get_media_buys" => {
+                        let ids: Vec<&str> = args["media_buy_ids"]
+                            .as_array()
+                            .map(|a| a.iter().filter_map(Value::as_str).collect())
+                            .unwrap_or_default();
+                        buys.poll_calls.fetch_add(1, Ordering::Relaxed);
+                        if let Ok(mut p) = buys.polls.lock() {
+                            for id in &ids {
+                                p.entry((*id).to_string()).or_default().push(arrived);
+                            }
+                        }
+                        in_flight.enter();
+                        tokio::time::sleep(shop.delay).await;
+                        in_flight.leave();
+                        let result = tool_result(&listed(&ids));
+                        respond(&mut stream, "200 OK", &rpc(&id, &result), None).await
+                    }
+                    _ => {
+                        in_flight.enter();
+                        tokio::time::sleep(shop.delay).await;
+                        in_flight.leave();
+                        let tag = args["brief"]
+                            .as_str()
+                            .and_then(tag_of)
+                            .unwrap_or(usize::MAX);
+                        let answer = response("200 OK", &rpc(&id, &shop.result), None);
+                        let at = Instant::now();
+                        if let Ok(mut a) = answers.lock() {
+                            a.entry((tag, n)).or_default().push(at);
+                        }
+                        stream.write_all(&answer).await.context("writing an answer")
+                    }
                 }
-                stream.write_all(&answer).await.context("writing an answer")
             }
             _ => {
                 let err = format!(
@@ -245,6 +334,73 @@ async fn serve(
             return;
         }
     }
+}
+
+/// A tool result carrying `payload` as text and as `structuredContent`.
+fn tool_result(payload: &Value) -> String {
+    json!({
+        "content": [{"type": "text", "text": payload.to_string()}],
+        "structuredContent": payload,
+        "isError": false,
+    })
+    .to_string()
+}
+
+/// The seller's id of the buy made for this idempotency key.
+pub fn seller_buy_id(shop: usize, key: &str) -> String {
+    format!("bmb_{shop}_{key}")
+}
+
+/// AdCP 3.1 `create_media_buy` success: the buy made, `pending_start`, one
+/// package per package asked for.
+fn created(shop: usize, args: &Value) -> Value {
+    let key = args["idempotency_key"].as_str().unwrap_or("none");
+    let packages: Vec<Value> = args["packages"]
+        .as_array()
+        .map(|ps| {
+            ps.iter()
+                .enumerate()
+                .map(|(i, p)| {
+                    let package_id = p["context"]["package_id"]
+                        .as_str()
+                        .map_or_else(|| format!("pkg_{i}"), String::from);
+                    json!({
+                        "package_id": package_id,
+                        "product_id": p["product_id"],
+                        "pricing_option_id": p["pricing_option_id"],
+                        "budget": p["budget"],
+                    })
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    json!({
+        "status": "completed",
+        "media_buy_id": seller_buy_id(shop, key),
+        "media_buy_status": "pending_start",
+        "confirmed_at": chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+        "revision": 1,
+        "packages": packages,
+    })
+}
+
+/// AdCP 3.1 `get_media_buys`: every id asked, `pending_start`.
+fn listed(ids: &[&str]) -> Value {
+    let buys: Vec<Value> = ids
+        .iter()
+        .map(|id| {
+            json!({
+                "media_buy_id": id,
+                "status": "pending_start",
+                "currency": "USD",
+                "total_budget": 1000.0,
+                "confirmed_at": "2026-12-01T00:00:00Z",
+                "revision": 1,
+                "packages": [],
+            })
+        })
+        .collect();
+    json!({"status": "completed", "media_buys": buys})
 }
 
 fn rpc(id: &str, result: &str) -> String {

@@ -41,7 +41,18 @@ impl Target {
         method: &str,
         body: Option<serde_json::Value>,
     ) -> anyhow::Result<serde_json::Value> {
+        Ok(self.json_timed(method, body).await?.1)
+    }
+
+    /// [`Target::json`], timed from just before the request is sent (the
+    /// connection already open) to the answer's last byte.
+    pub async fn json_timed(
+        &self,
+        method: &str,
+        body: Option<serde_json::Value>,
+    ) -> anyhow::Result<(Duration, serde_json::Value)> {
         let stream = tokio::net::TcpStream::connect(self.addr).await?;
+        stream.set_nodelay(true)?;
         let (mut tx, conn) = hyper::client::conn::http1::handshake(TokioIo::new(stream)).await?;
         tokio::spawn(conn);
         let mut b = Request::builder()
@@ -58,11 +69,12 @@ impl Target {
             }
             None => Bytes::new(),
         };
-        let res = tx
-            .send_request(b.body(http_body_util::Full::new(payload))?)
-            .await?;
+        let request = b.body(http_body_util::Full::new(payload))?;
+        let start = Instant::now();
+        let res = tx.send_request(request).await?;
         let status = res.status();
         let bytes = res.into_body().collect().await?.to_bytes();
+        let took = start.elapsed();
         if !status.is_success() {
             bail!(
                 "{method} {} answered {status}: {}",
@@ -70,7 +82,7 @@ impl Target {
                 String::from_utf8_lossy(&bytes)
             );
         }
-        Ok(serde_json::from_slice(&bytes)?)
+        Ok((took, serde_json::from_slice(&bytes)?))
     }
 
     /// One request; fails unless the status matches.

@@ -6,12 +6,14 @@
 //!     cargo run --release -p bench -- discovery-fanout [--storefronts 50] [--sessions 100]
 //!     cargo run --release -p bench -- webhook-fanout [--subscriptions 1,100] [--seconds 10]
 //!     cargo run --release -p bench -- campaign-validate [--seconds 10] [--connections 32] [--rounds 5]
+//!     cargo run --release -p bench -- media-buy-execute [--rounds 10] [--storefronts 50] [--buys 10000] [--window 150] [--only execute|poller]
 
 mod campaign;
 mod discovery;
 mod durability;
 mod fake_seller;
 mod load;
+mod media_buys;
 mod rooms;
 mod server;
 mod sms;
@@ -44,8 +46,14 @@ pub struct Args {
     /// discovery-fanout: runs A and B this many times on one server.
     pub repeat: usize,
     /// campaign-validate: alternating rounds the seconds per endpoint are
-    /// split into.
-    pub rounds: usize,
+    /// split into (5); media-buy-execute: executes, each of a new cart (10).
+    pub rounds: Option<usize>,
+    /// media-buy-execute: non-terminal buys the poller keeps refreshing.
+    pub buys: usize,
+    /// media-buy-execute: seconds the poller is watched for.
+    pub window: u64,
+    /// media-buy-execute: run only `execute` or `poller`.
+    pub only: Option<String>,
     /// webhook-fanout: subscription counts, each on a fresh server.
     pub subscriptions: Vec<usize>,
     /// webhook-fanout: revisions committed per second (default by size).
@@ -67,7 +75,10 @@ fn parse_args() -> anyhow::Result<Args> {
         per_session: 10,
         delays_ms: None,
         repeat: 1,
-        rounds: 5,
+        rounds: None,
+        buys: 10_000,
+        window: 150,
+        only: None,
         subscriptions: vec![1, 100],
         revision_rate: None,
     };
@@ -90,7 +101,16 @@ fn parse_args() -> anyhow::Result<Args> {
             "--sessions" => args.sessions = it.next().context("--sessions N")?.parse()?,
             "--per-session" => args.per_session = it.next().context("--per-session N")?.parse()?,
             "--repeat" => args.repeat = it.next().context("--repeat N")?.parse()?,
-            "--rounds" => args.rounds = it.next().context("--rounds N")?.parse()?,
+            "--rounds" => args.rounds = Some(it.next().context("--rounds N")?.parse()?),
+            "--buys" => args.buys = it.next().context("--buys N")?.parse()?,
+            "--window" => args.window = it.next().context("--window SECONDS")?.parse()?,
+            "--only" => {
+                let part = it.next().context("--only execute|poller")?;
+                if part != "execute" && part != "poller" {
+                    bail!("--only execute|poller");
+                }
+                args.only = Some(part);
+            }
             "--delays" => {
                 let v = it.next().context("--delays MIN_MS,MAX_MS")?;
                 let (a, b) = v.split_once(',').context("--delays MIN_MS,MAX_MS")?;
@@ -113,7 +133,7 @@ fn parse_args() -> anyhow::Result<Args> {
             }
             "-h" | "--help" => {
                 println!(
-                    "usage: bench SCENARIO [--seconds N] [--connections N] [--database-url URL] [--sizes 100,1000,5000] [--rate POSTS_PER_S] [--instances N] [--storefronts 50] [--sessions 100] [--per-session 10] [--delays 50,3000] [--repeat 1] [--subscriptions 1,100] [--revision-rate REVISIONS_PER_S]\nscenarios: {}",
+                    "usage: bench SCENARIO [--seconds N] [--connections N] [--database-url URL] [--sizes 100,1000,5000] [--rate POSTS_PER_S] [--instances N] [--storefronts 50] [--sessions 100] [--per-session 10] [--delays 50,3000] [--repeat 1] [--subscriptions 1,100] [--revision-rate REVISIONS_PER_S] [--rounds N] [--buys 10000] [--window 150] [--only execute|poller]\nscenarios: {}",
                     SCENARIOS.join(", ")
                 );
                 std::process::exit(0);
@@ -146,6 +166,7 @@ const SCENARIOS: &[&str] = &[
     "webhook-fanout",
     "sms-accept",
     "campaign-validate",
+    "media-buy-execute",
 ];
 
 fn main() -> anyhow::Result<()> {
@@ -178,6 +199,7 @@ fn main() -> anyhow::Result<()> {
             "webhook-fanout" => webhooks::webhook_fanout(&args).await,
             "sms-accept" => sms::sms_accept(&args).await,
             "campaign-validate" => campaign::campaign_validate(&args).await,
+            "media-buy-execute" => media_buys::media_buy_execute(&args).await,
             other => bail!("unknown scenario {other}; known: {}", SCENARIOS.join(", ")),
         }
     })

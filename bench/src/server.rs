@@ -41,7 +41,27 @@ fn build_server() -> anyhow::Result<PathBuf> {
         return Ok(PathBuf::from(bin));
     }
     let root = workspace_root();
-    let status = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
+    let mut cargo = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
+    // `cargo run -p bench` gives the bench its own package's variables; a
+    // build script (ring's) tracks CARGO_MANIFEST_DIR, so passing them on
+    // would rebuild the server and everything linking ring each time it is
+    // built from here rather than from a shell.
+    for (key, _) in std::env::vars_os() {
+        if let Some(k) = key.to_str()
+            && (k.starts_with("CARGO_PKG_")
+                || matches!(
+                    k,
+                    "CARGO_MANIFEST_DIR"
+                        | "CARGO_MANIFEST_PATH"
+                        | "CARGO_CRATE_NAME"
+                        | "CARGO_BIN_NAME"
+                        | "CARGO_PRIMARY_PACKAGE"
+                ))
+        {
+            cargo.env_remove(k);
+        }
+    }
+    let status = cargo
         .args([
             "build",
             "--release",
@@ -165,6 +185,11 @@ impl Server {
         }
         db.close().await.ok();
         Ok(out)
+    }
+
+    /// The server's database, for seeding and checks outside its API.
+    pub fn database_url(&self) -> &str {
+        &self.database_url
     }
 
     pub fn backend(&self) -> &'static str {
