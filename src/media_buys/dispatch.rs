@@ -228,7 +228,9 @@ pub async fn send(ctx: &Ctx, claimed: Vec<media_buy::Model>) -> Result<(), ApiEr
     let sellers = ctx.get::<Sellers>()?.clone();
     let mut prepared = Vec::with_capacity(claimed.len());
     let mut to_store = Vec::new();
+    // Read once per storefront and campaign, not per buy.
     let mut targets: HashMap<i64, Result<StorefrontTarget, String>> = HashMap::new();
+    let mut secrets: HashMap<i64, String> = HashMap::new();
     let mut context: HashMap<String, (campaign::Model, advertiser::Model)> = HashMap::new();
     for buy in claimed {
         let target = match targets.entry(buy.storefront_id) {
@@ -259,8 +261,14 @@ pub async fn send(ctx: &Ctx, claimed: Vec<media_buy::Model>) -> Result<(), ApiEr
             }
         };
         let (c, a) = (&*c, &*a);
-        let secret =
-            super::secrets::for_storefront(&ctx.db, &ctx.config, buy.storefront_id).await?;
+        let secret = match secrets.entry(buy.storefront_id) {
+            Entry::Occupied(e) => e.get().clone(),
+            Entry::Vacant(slot) => slot
+                .insert(
+                    super::secrets::for_storefront(&ctx.db, &ctx.config, buy.storefront_id).await?,
+                )
+                .clone(),
+        };
         // A retry sends the first attempt's payload: sellers match a
         // repeated idempotency key against the same request.
         let first = buy
