@@ -44,6 +44,13 @@ pub struct Model {
     pub poll_failures: i32,
     pub poll_lease_owner: Option<String>,
     pub poll_lease_until: Option<DateTimeUtc>,
+    /// The seller's latest delivery report (JSON; see the media-buys module).
+    #[sea_orm(column_type = "Text", nullable)]
+    pub delivery: Option<String>,
+    pub delivery_at: Option<DateTimeUtc>,
+    /// When the next delivery pull is due; `None` once the buy has ended
+    /// and its final report is in.
+    pub delivery_next_at: Option<DateTimeUtc>,
     pub created_at: DateTimeUtc,
     pub updated_at: DateTimeUtc,
 }

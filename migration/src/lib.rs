@@ -20,6 +20,7 @@ mod m20261201_090000_phone_daily_spend;
 mod m20261202_090000_stream_token_credential_expiry;
 mod m20261203_090000_oauth_client_used;
 mod m20261204_090000_media_buys;
+mod m20261205_090000_media_buy_delivery;
 
 /// A foreign key that deletes the row with its parent.
 pub(crate) fn cascade(
@@ -59,6 +60,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261202_090000_stream_token_credential_expiry::Migration),
             Box::new(m20261203_090000_oauth_client_used::Migration),
             Box::new(m20261204_090000_media_buys::Migration),
+            Box::new(m20261205_090000_media_buy_delivery::Migration),
         ]
     }
 }

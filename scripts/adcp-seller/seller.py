@@ -1,8 +1,8 @@
 """A real AdCP 3.1 seller agent for tests and CI, built on the `adcp` seller framework.
 
-Serves MCP Streamable HTTP at http://HOST:PORT/mcp with five tools:
-get_adcp_capabilities, get_products, create_media_buy, get_media_buys and
-update_media_buy. The catalogue is fixed, so tests can assert exact product ids;
+Serves MCP Streamable HTTP at http://HOST:PORT/mcp with six tools:
+get_adcp_capabilities, get_products, create_media_buy, get_media_buys,
+get_media_buy_delivery and update_media_buy. The catalogue is fixed, so tests can assert exact product ids;
 get_products honours buying_mode (brief, wholesale, refine) and the filters
 channels, countries and delivery_type.
 
@@ -14,6 +14,8 @@ media_buy_status pending_creatives (no creatives can be sent), revision 1.
 update_media_buy pauses and resumes (paused: true/false; the revision goes up on
 each change) and nothing else. get_media_buys reads buys back by media_buy_ids,
 or lists them by status_filter (default ["active"], as the schema says).
+get_media_buy_delivery reports nothing delivered (no creatives can be sent), per
+package, with each package's pricing model and rate.
 The mutating tools go through the SDK's IdempotencyStore, scoped by account: a
 repeated idempotency_key with the same payload replays the first answer
 (replayed: true) without running the handler again; with a different payload it
@@ -305,6 +307,7 @@ TOOLS = {
     "get_products",
     "create_media_buy",
     "get_media_buys",
+    "get_media_buy_delivery",
     "update_media_buy",
 }
 
@@ -660,6 +663,45 @@ async def get_media_buys(params: Any, context: Any = None) -> dict[str, Any]:
     if status_filter is not None:
         buys = [b for b in buys if b["status"] in status_filter]
     response: dict[str, Any] = {"media_buys": [media_buy_wire(b) for b in buys]}
+    if errors:
+        response["errors"] = errors
+    return response
+
+
+@server.get_media_buy_delivery
+async def get_media_buy_delivery(params: Any, context: Any = None) -> dict[str, Any]:
+    """Nothing is delivered before creatives: zeros, per buy and per package."""
+    req = as_dict(params)
+    scope = account_scope(req["account"]) if req.get("account") else None
+    ids = req.get("media_buy_ids") or []
+    deliveries, errors = [], []
+    for media_buy_id in ids:
+        buy = BUYS.get(media_buy_id)
+        if buy is None or (scope is not None and buy["scope"] != scope):
+            errors.append({"code": "MEDIA_BUY_NOT_FOUND", "field": "media_buy_ids",
+                           "message": f"no media buy {media_buy_id!r} for this account"})
+            continue
+        packages = []
+        for p in buy["packages"]:
+            option = next(o for o in PRODUCTS[p["product_id"]]["pricing_options"]
+                          if o["pricing_option_id"] == p["pricing_option_id"])
+            rate = option.get("fixed_price") or p.get("bid_price") or option.get("floor_price") or 0.0
+            packages.append({
+                "package_id": p["package_id"], "impressions": 0.0, "spend": 0.0,
+                "pricing_model": option["pricing_model"], "rate": float(rate),
+                "currency": p["currency"],
+            })
+        deliveries.append({
+            "media_buy_id": media_buy_id, "status": buy["status"], "currency": buy["currency"],
+            "totals": {"impressions": 0.0, "spend": 0.0}, "by_package": packages,
+        })
+    response: dict[str, Any] = {
+        "reporting_period": {"start": min((BUYS[d["media_buy_id"]]["start_time"] for d in deliveries), default=now()),
+                             "end": now()},
+        # Required by AdCP 3.1 (3.2 moves it into each delivery row).
+        "currency": deliveries[0]["currency"] if deliveries else "USD",
+        "media_buy_deliveries": deliveries,
+    }
     if errors:
         response["errors"] = errors
     return response

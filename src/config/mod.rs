@@ -97,6 +97,13 @@ pub struct Config {
           value_parser = clap::value_parser!(u64).range(1..=3600), global = true)]
     pub media_buy_poll_seconds: u64,
 
+    /// Seconds between two pulls of one live buy's delivery report (AdCP
+    /// `get_media_buy_delivery`; default 900: sellers' reports move hourly
+    /// at best; lower is for tests).
+    #[arg(long, env = "AGENTIC_MEDIA_BUY_DELIVERY_SECONDS", default_value_t = 900,
+          value_parser = clap::value_parser!(u64).range(1..=86400), global = true)]
+    pub media_buy_delivery_seconds: u64,
+
     /// HTTP worker threads; 0 (the default) means one per CPU core.
     #[arg(long, env = "AGENTIC_WORKERS", default_value_t = 0, global = true)]
     pub workers: usize,
@@ -349,6 +356,7 @@ impl Config {
             workers: 0,
             discovery_timeout: None,
             media_buy_poll_seconds: 30,
+            media_buy_delivery_seconds: 900,
             log: "info".into(),
             log_format: Default::default(),
             metrics: true,

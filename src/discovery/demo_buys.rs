@@ -1,8 +1,9 @@
 //! The built-in demo sellers' media buys, so `serve --demo` shows a campaign
 //! going from discovery to live buys offline. Each demo seller keeps its
 //! buys in memory (a restart forgets them, as a demo may) and answers the
-//! AdCP 3.1 tasks `create_media_buy`, `get_media_buys` and
-//! `update_media_buy` as a real seller would, deterministically by product:
+//! AdCP 3.1 tasks `create_media_buy`, `get_media_buys`, `update_media_buy`
+//! and `get_media_buy_delivery` (nothing is delivered: no buy has its
+//! creatives yet) as a real seller would, deterministically by product:
 //!
 //! - [`SUBMITTED`] products need the seller's approval: the create answers
 //!   `submitted` with a task id, and asking again with the same
@@ -88,6 +89,7 @@ impl DemoBuys {
             "create_media_buy" => Some(self.create(args)),
             "get_media_buys" => Some(self.get(args)),
             "update_media_buy" => Some(self.update(args)),
+            "get_media_buy_delivery" => Some(self.delivery(args)),
             _ => None,
         }
     }
@@ -196,6 +198,27 @@ impl DemoBuys {
             out["errors"] = Value::Array(errors);
         }
         out
+    }
+
+    /// Nothing has been delivered: no demo buy has its creatives yet.
+    fn delivery(&self, args: &Map<String, Value>) -> Value {
+        let st = self.state.lock();
+        let deliveries: Vec<Value> = args
+            .get("media_buy_ids")
+            .and_then(Value::as_array)
+            .map(|a| a.iter().filter_map(Value::as_str).collect::<Vec<_>>())
+            .unwrap_or_default()
+            .into_iter()
+            .filter_map(|id| st.buys.get(id))
+            .map(|b| {
+                json!({
+                    "media_buy_id": b.id, "status": b.status, "currency": b.currency,
+                    "totals": {"impressions": 0, "spend": 0.0, "clicks": 0},
+                    "by_package": [{"package_id": format!("{}_p1", b.id), "impressions": 0, "spend": 0.0}],
+                })
+            })
+            .collect();
+        json!({"status": "completed", "media_buy_deliveries": deliveries})
     }
 
     fn update(&self, args: &Map<String, Value>) -> Value {

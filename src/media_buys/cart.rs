@@ -324,6 +324,9 @@ async fn write_cart(
                     poll_failures: Set(0),
                     poll_lease_owner: Set(None),
                     poll_lease_until: Set(None),
+                    delivery: Set(None),
+                    delivery_at: Set(None),
+                    delivery_next_at: Set(None),
                     created_at: Set(now),
                     updated_at: Set(now),
                 }

@@ -17,13 +17,14 @@
 //! - [`callbacks`]: sellers' signed push notifications; [`secrets`]: each
 //!   storefront's callback secret.
 //! - [`poller`]: the supervised refresh of non-terminal buys, under a lease
-//!   per buy.
+//!   per buy; [`delivery`]: the sellers' delivery reports it pulls.
 //! - [`operations`]: the registry entries; [`status`]: the reads.
 
 pub mod admin;
 pub mod auto_select;
 pub mod callbacks;
 pub mod cart;
+pub mod delivery;
 pub mod dispatch;
 pub mod events;
 pub mod model;
@@ -45,6 +46,12 @@ pub fn configure(cfg: &mut actix_web::web::ServiceConfig) {
 /// The time between two refreshes of one buy (`AGENTIC_MEDIA_BUY_POLL_SECONDS`).
 pub fn poll_every(ctx: &crate::ops::Ctx) -> std::time::Duration {
     std::time::Duration::from_secs(ctx.config.media_buy_poll_seconds)
+}
+
+/// The time between two delivery pulls of one live buy
+/// (`AGENTIC_MEDIA_BUY_DELIVERY_SECONDS`).
+pub fn delivery_every(ctx: &crate::ops::Ctx) -> std::time::Duration {
+    std::time::Duration::from_secs(ctx.config.media_buy_delivery_seconds)
 }
 
 /// Starts this domain's background work: the poller, ticking every second

@@ -183,6 +183,9 @@ pub struct StatusRow {
     pub status_changed_at: DateTime<Utc>,
     pub last_checked_at: Option<DateTime<Utc>>,
     pub next_check_at: Option<DateTime<Utc>>,
+    /// The seller's latest delivery report (AdCP `get_media_buy_delivery`),
+    /// once one was pulled.
+    pub delivery: Option<super::delivery::Delivery>,
 }
 
 /// A storefront asked about this campaign's buys.

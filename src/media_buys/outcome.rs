@@ -259,6 +259,20 @@ pub async fn apply(
         m.previous_adcp_status = Set(before_adcp);
         m.status_changed_at = Set(now);
     }
+    // Delivery: the first pull one status cadence after the buy is live at
+    // its seller, and a last one when it ends there ([`super::delivery`]).
+    let known_at_seller =
+        row.adcp_media_buy_id.is_some() || matches!(outcome, Outcome::Made { .. });
+    if LIVE.contains(&after.as_str()) && row.delivery_next_at.is_none() && known_at_seller {
+        m.delivery_next_at = Set(Some(
+            now + chrono::Duration::from_std(every).unwrap_or_default(),
+        ));
+    } else if changed
+        && LIVE.contains(&before.as_str())
+        && matches!(after.as_str(), "completed" | "canceled")
+    {
+        m.delivery_next_at = Set(Some(now));
+    }
     m.poll_failures = Set(failures);
     m.next_poll_at = Set(if TERMINAL.contains(&after.as_str()) {
         None

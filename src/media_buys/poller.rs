@@ -13,6 +13,9 @@
 //!   key, which answers with the buy (or the task) the seller already has
 //!   and can never make a second one.
 //!
+//! - A buy due for its delivery report: AdCP `get_media_buy_delivery`, on
+//!   its own cadence ([`super::delivery`]).
+//!
 //! The next refresh is 30 s later plus up to 10 % jitter; after failures,
 //! doubled per failure up to 15 min, never sooner than a seller's
 //! `retry_after`, plus up to 25 % jitter ([`super::outcome::next_poll`]); `active`, `completed`, `failed`,
@@ -102,18 +105,19 @@ pub async fn poll_once(ctx: Ctx) -> Result<usize, crate::error::ApiError> {
             .add(media_buy::Column::PollLeaseUntil.is_null())
             .add(media_buy::Column::PollLeaseUntil.lt(now))
     };
-    let due = Query::select()
-        .column(media_buy::Column::Id)
-        .from(media_buy::Entity)
-        .cond_where(
-            Condition::all()
-                .add(media_buy::Column::NextPollAt.lte(now))
-                .add(free()),
-        )
-        .order_by(media_buy::Column::NextPollAt, sea_orm::Order::Asc)
-        .limit(BATCH)
-        .to_owned();
-    {
+    // The buys due for a status refresh, then those due for a delivery
+    // pull, each most overdue first (a buy may be both).
+    for due_at in [
+        media_buy::Column::NextPollAt,
+        media_buy::Column::DeliveryNextAt,
+    ] {
+        let due = Query::select()
+            .column(media_buy::Column::Id)
+            .from(media_buy::Entity)
+            .cond_where(Condition::all().add(due_at.lte(now)).add(free()))
+            .order_by(due_at, sea_orm::Order::Asc)
+            .limit(BATCH)
+            .to_owned();
         let _turn = ctx.writes.enter().await;
         media_buy::Entity::update_many()
             .col_expr(media_buy::Column::PollLeaseOwner, Expr::value(me.clone()))
@@ -133,7 +137,7 @@ pub async fn poll_once(ctx: Ctx) -> Result<usize, crate::error::ApiError> {
     }
     let n = taken.len();
     let ids: Vec<String> = taken.iter().map(|b| b.id.clone()).collect();
-    let result = refresh(&ctx, taken).await;
+    let result = refresh(&ctx, taken, now).await;
     {
         let _turn = ctx.writes.enter().await;
         media_buy::Entity::update_many()
@@ -154,8 +158,34 @@ pub async fn poll_once(ctx: Ctx) -> Result<usize, crate::error::ApiError> {
     result.map(|_| n)
 }
 
-/// Asks the sellers about `buys` and records what they said.
-async fn refresh(ctx: &Ctx, buys: Vec<media_buy::Model>) -> Result<(), crate::error::ApiError> {
+/// Asks the sellers about `buys` (the status of those due for it, the
+/// delivery of those due for that) and records what they said.
+async fn refresh(
+    ctx: &Ctx,
+    buys: Vec<media_buy::Model>,
+    now: chrono::DateTime<Utc>,
+) -> Result<(), crate::error::ApiError> {
+    let due = |at: Option<chrono::DateTime<Utc>>| at.is_some_and(|t| t <= now);
+    let delivery: Vec<media_buy::Model> = buys
+        .iter()
+        .filter(|b| due(b.delivery_next_at) && b.adcp_media_buy_id.is_some())
+        .cloned()
+        .collect();
+    let status: Vec<media_buy::Model> = buys.into_iter().filter(|b| due(b.next_poll_at)).collect();
+    let (status, delivery) = futures_util::future::join(
+        refresh_status(ctx, status),
+        super::delivery::pull(ctx, delivery),
+    )
+    .await;
+    status.and(delivery)
+}
+
+/// Refreshes the status of `buys`: re-sends those whose create has no
+/// answer yet, asks `get_media_buys` about the others.
+async fn refresh_status(
+    ctx: &Ctx,
+    buys: Vec<media_buy::Model>,
+) -> Result<(), crate::error::ApiError> {
     let (resend, known): (Vec<_>, Vec<_>) = buys
         .into_iter()
         .partition(|b| b.status == DISPATCHING || b.status == SUBMITTED);
@@ -169,9 +199,25 @@ async fn refresh(ctx: &Ctx, buys: Vec<media_buy::Model>) -> Result<(), crate::er
     if known.is_empty() {
         return Ok(());
     }
+    let answers: Vec<(media_buy::Model, Outcome)> = ask_sellers(ctx, known, GET_MEDIA_BUYS)
+        .await?
+        .into_iter()
+        .flat_map(|(chunk, answer)| read_statuses(chunk, answer))
+        .collect();
+    super::dispatch::record(ctx, answers).await
+}
+
+/// Asks each buy's seller `task` about its buys (`media_buy_ids`, up to 100
+/// per call), every call at once; each chunk of buys with its answer, or
+/// with why there is none.
+pub(super) async fn ask_sellers(
+    ctx: &Ctx,
+    buys: Vec<media_buy::Model>,
+    task: &'static str,
+) -> Result<Vec<(Vec<media_buy::Model>, Result<Value, Outcome>)>, crate::error::ApiError> {
     let sellers = ctx.get::<Sellers>()?.clone();
     let mut by_storefront: BTreeMap<i64, Vec<media_buy::Model>> = BTreeMap::new();
-    for b in known {
+    for b in buys {
         by_storefront.entry(b.storefront_id).or_default().push(b);
     }
     let mut calls = Vec::new();
@@ -193,7 +239,7 @@ async fn refresh(ctx: &Ctx, buys: Vec<media_buy::Model>) -> Result<(), crate::er
                 let answer = match &target {
                     Some(Ok(t)) => sellers
                         .for_storefront(t)
-                        .call_task(t, GET_MEDIA_BUYS, args)
+                        .call_task(t, task, args)
                         .await
                         .map_err(|e| super::outcome::from_error(&e)),
                     _ => Err(Outcome::Unknown {
@@ -201,13 +247,11 @@ async fn refresh(ctx: &Ctx, buys: Vec<media_buy::Model>) -> Result<(), crate::er
                         retry_after: None,
                     }),
                 };
-                read_statuses(chunk, answer)
+                (chunk, answer)
             });
         }
     }
-    let answers: Vec<(media_buy::Model, Outcome)> =
-        join_all(calls).await.into_iter().flatten().collect();
-    super::dispatch::record(ctx, answers).await
+    Ok(join_all(calls).await)
 }
 
 /// Each buy's outcome from one `get_media_buys` answer (or its failure).

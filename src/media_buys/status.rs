@@ -87,6 +87,7 @@ pub async fn status(
                 });
             }
         }
+        let delivery = super::delivery::stored(&b);
         rows.push(StatusRow {
             media_buy_id: b.id,
             adcp_media_buy_id: b.adcp_media_buy_id,
@@ -98,6 +99,7 @@ pub async fn status(
             status_changed_at: b.status_changed_at,
             last_checked_at: b.last_polled_at.or(b.dispatched_at),
             next_check_at: b.next_poll_at,
+            delivery,
         });
     }
     let names: BTreeMap<i64, String> = storefront::Entity::find()

@@ -326,6 +326,7 @@ async fn mcp(state: web::Data<State>, req: HttpRequest, body: web::Bytes) -> Htt
                     None => std::future::pending().await,
                 },
                 "get_media_buys" => wrap(&b, buys::get(&state, args), false),
+                "get_media_buy_delivery" => wrap(&b, buys::delivery(&state, args), false),
                 "update_media_buy" => {
                     let (payload, is_error) = buys::update(&state, &b, args);
                     wrap(&b, payload, is_error)

@@ -530,6 +530,107 @@ async fn the_whole_path_from_discovery_to_live_buys_then_pause_and_resume() {
     assert_eq!(creates(&s.seller), 2);
 }
 
+/// The one row of `d` for buy `id`.
+fn row_of<'a>(d: &'a Value, id: &Value) -> &'a Value {
+    d["media_buys"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| &r["media_buy_id"] == id)
+        .unwrap()
+}
+
+#[actix_web::test]
+async fn delivery_is_pulled_stored_and_read_and_ends_with_the_buy() {
+    let app = spawn_app_with(|c| {
+        c.media_buy_poll_seconds = 1;
+        c.media_buy_delivery_seconds = 1;
+    })
+    .await;
+    let t = app.tenant().await;
+    let s = setup(&app, &t, Behaviour::default()).await;
+    let body = json!({
+        "productQueryId": s.session,
+        "campaign": new_campaign(10_000.0),
+        "mode": "execute",
+        "selections": [pick("ctv-1", 4000.0)],
+    });
+    let res = app.post(BUYS, &t.key, &body).await;
+    assert_eq!(res.status, 200, "{}", res.body);
+    let d = res.data().clone();
+    let campaign = d["campaignId"].as_str().unwrap().to_string();
+    let buy = d["mediaBuys"][0].clone();
+    assert_eq!(buy["status"], "active", "{d}");
+    let at_seller = buy["adcpMediaBuyId"].as_str().unwrap().to_string();
+    let st = app.get(&status_path(&campaign), &t.key).await;
+    assert_eq!(
+        row_of(st.data(), &buy["mediaBuyId"])["delivery"],
+        Value::Null
+    );
+
+    // The poller pulls the seller's report; a read answers it from the database.
+    let d = status_until(&app, &t, &campaign, |d| {
+        row_of(d, &buy["mediaBuyId"])["delivery"]["impressions"]
+            .as_u64()
+            .is_some_and(|n| n >= 2_000)
+    })
+    .await;
+    let delivery = &row_of(&d, &buy["mediaBuyId"])["delivery"];
+    let n = delivery["impressions"].as_u64().unwrap() / 1_000;
+    assert_eq!(delivery["spend"], 5.0 * n as f64, "{delivery}");
+    assert_eq!(delivery["clicks"], n, "{delivery}");
+    assert_eq!(delivery["currency"], "USD");
+    assert_eq!(
+        delivery["reporting_period"]["start"],
+        "2026-12-01T00:00:00Z"
+    );
+    let package = &delivery["by_package"][0];
+    assert_eq!(
+        package["package_id"],
+        format!("{at_seller}_p1"),
+        "{delivery}"
+    );
+    assert_eq!(package["pacing_index"], 1.0);
+    assert_eq!(delivery["daily"][0]["date"], "2026-12-01");
+    assert!(delivery["pulled_at"].is_string(), "{delivery}");
+    // An active buy is done with status polling: only its report is asked for.
+    assert_eq!(s.seller.status_calls(&at_seller), 0);
+
+    // The report says the buy completed: the status follows, the final
+    // figures are kept, and pulls stop.
+    s.seller.set_buy_status(&at_seller, "completed");
+    let d = status_until(&app, &t, &campaign, |d| {
+        internal(d, &buy["mediaBuyId"]) == "completed"
+    })
+    .await;
+    assert_eq!(
+        row_of(&d, &buy["mediaBuyId"])["previous_internal_status"],
+        "active"
+    );
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    let calls = s.seller.delivery_calls(&at_seller);
+    tokio::time::sleep(std::time::Duration::from_millis(2_500)).await;
+    assert_eq!(s.seller.delivery_calls(&at_seller), calls);
+    let st = app.get(&status_path(&campaign), &t.key).await;
+    let last = &row_of(st.data(), &buy["mediaBuyId"])["delivery"];
+    assert_eq!(last["impressions"], 1_000 * calls as u64, "{last}");
+    let row = buy_row(&app.db, buy["mediaBuyId"].as_str().unwrap()).await;
+    assert_eq!(row.delivery_next_at, None);
+    assert_eq!(row.next_poll_at, None);
+
+    // Over MCP, get_delivery answers the same.
+    let mut v3 = crate::mcp::open_at(&app, "/mcp/v3", &t.key).await;
+    let got = v3
+        .call(&app, "get_delivery", json!({"campaignId": campaign}))
+        .await;
+    let rows = &got["structuredContent"]["data"]["media_buys"];
+    assert_eq!(
+        rows[0]["delivery"]["impressions"],
+        1_000 * calls as u64,
+        "{got}"
+    );
+}
+
 #[actix_web::test]
 async fn sellers_that_accept_reject_submit_time_out_or_fail_on_the_second_buy() {
     let app = spawn_app_with(|c| {
@@ -1045,7 +1146,10 @@ async fn two_instances_poll_each_buy_once() {
         std::env::var("AGENTIC_TEST_DATABASE_URL").is_ok_and(|v| !v.is_empty()),
         "needs PostgreSQL: run the PostgreSQL pass with -- --include-ignored"
     );
-    let fast = |c: &mut agentic_api::Config| c.media_buy_poll_seconds = 1;
+    let fast = |c: &mut agentic_api::Config| {
+        c.media_buy_poll_seconds = 1;
+        c.media_buy_delivery_seconds = 1;
+    };
     let a = spawn_app_with(fast).await;
     let b = spawn_on(&a.database_url, fast).await;
     let t = a.tenant().await;
@@ -1073,7 +1177,7 @@ async fn two_instances_poll_each_buy_once() {
     assert_eq!(ids.len(), 20);
     // pending_start keeps polling: over ~5 s at 1 s (+ up to 10 % jitter)
     // one poller asks each buy at most 5 times; two pollers sharing a buy
-    // would ask it about twice as often.
+    // would ask it about twice as often. Delivery pulls likewise.
     let started = std::time::Instant::now();
     tokio::time::sleep(std::time::Duration::from_secs(5)).await;
     let elapsed = started.elapsed().as_secs_f64();
@@ -1086,6 +1190,15 @@ async fn two_instances_poll_each_buy_once() {
             "{id} polled {n} times in {elapsed:.1} s: more than one poller"
         );
         total += n;
+        let pulls = s.seller.delivery_calls(id);
+        assert!(
+            pulls >= 2,
+            "{id}'s delivery pulled {pulls} times in {elapsed:.1} s"
+        );
+        assert!(
+            pulls as f64 <= elapsed + 1.0,
+            "{id}'s delivery pulled {pulls} times in {elapsed:.1} s: more than one poller"
+        );
     }
     // Both instances took part (each buy's lease goes to whoever is first).
     let rows = entity::media_buy::Entity::find().all(&a.db).await.unwrap();

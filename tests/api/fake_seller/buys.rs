@@ -1,10 +1,10 @@
-//! The fake seller's media buys (issue 34): AdCP 3.1 `create_media_buy`,
-//! `get_media_buys` and `update_media_buy`, the signed push-notification
-//! callback a seller sends when a submitted buy settles, and helpers to sign
-//! and send such callbacks by hand (for tests of the server's receiver).
+//! The fake seller's media buys: AdCP 3.1 `create_media_buy`,
+//! `get_media_buys`, `get_media_buy_delivery` and `update_media_buy`, the
+//! signed push-notification callback a seller sends when a submitted buy
+//! settles, and helpers to sign and send such callbacks by hand (for tests
+//! of the server's receiver).
 //!
-//! The wire shapes follow /work/notes/media-buys-contract.md and, where the
-//! two differ, the AdCP 3.1 schemas it points to: answers carry the fields
+//! The wire shapes follow the AdCP 3.1 schemas: answers carry the fields
 //! those schemas require, and little more.
 
 use std::collections::HashMap;
@@ -109,6 +109,8 @@ pub(super) struct Ledger {
     updates: HashMap<String, (Value, bool)>,
     /// `get_media_buys` calls naming each buy id.
     status_calls: HashMap<String, usize>,
+    /// `get_media_buy_delivery` calls naming each buy id.
+    delivery_calls: HashMap<String, usize>,
     callbacks: Vec<Callback>,
 }
 
@@ -439,6 +441,49 @@ pub(super) fn get(state: &State, args: &Value) -> Value {
     payload
 }
 
+/// `get_media_buy_delivery`: each named buy the seller made, with 1,000
+/// impressions (5.00 spent) more at each call naming it, one package.
+pub(super) fn delivery(state: &State, args: &Value) -> Value {
+    let mut ledger = state.buys.lock();
+    let ids: Vec<String> = args["media_buy_ids"]
+        .as_array()
+        .map(|ids| {
+            ids.iter()
+                .filter_map(|i| i.as_str().map(String::from))
+                .collect()
+        })
+        .unwrap_or_default();
+    let mut deliveries = Vec::new();
+    for id in ids {
+        let calls = {
+            let n = ledger.delivery_calls.entry(id.clone()).or_default();
+            *n += 1;
+            *n as u64
+        };
+        let Some(buy) = ledger.buys.iter().find(|x| x.id.as_deref() == Some(&id)) else {
+            continue;
+        };
+        let impressions = 1_000 * calls;
+        let spend = 5.0 * calls as f64;
+        let package_id = buy
+            .created
+            .as_ref()
+            .map_or(Value::Null, |c| c["packages"][0]["package_id"].clone());
+        deliveries.push(json!({
+            "media_buy_id": id, "status": buy.status,
+            "totals": {"impressions": impressions, "spend": spend, "clicks": calls},
+            "by_package": [{"package_id": package_id, "impressions": impressions, "spend": spend,
+                            "pacing_index": 1.0}],
+            "daily_breakdown": [{"date": "2026-12-01", "impressions": impressions, "spend": spend}],
+        }));
+    }
+    json!({
+        "reporting_period": {"start": "2026-12-01T00:00:00Z", "end": now()},
+        "currency": "USD",
+        "media_buy_deliveries": deliveries,
+    })
+}
+
 /// `update_media_buy` with `paused`: pauses, or resumes to the status before
 /// the pause; an effective change adds one to the revision. A repeated
 /// idempotency key answers as the first time (`replayed: true`) and changes
@@ -524,6 +569,12 @@ impl FakeSeller {
     pub fn status_calls(&self, id: &str) -> usize {
         let ledger = self.state.buys.lock();
         ledger.status_calls.get(id).copied().unwrap_or(0)
+    }
+
+    /// How many `get_media_buy_delivery` calls named this buy id.
+    pub fn delivery_calls(&self, id: &str) -> usize {
+        let ledger = self.state.buys.lock();
+        ledger.delivery_calls.get(id).copied().unwrap_or(0)
     }
 
     /// Callbacks sent so far, in order.
