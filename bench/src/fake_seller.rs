@@ -127,6 +127,8 @@ pub struct BuyLog {
     pub polls: Mutex<HashMap<String, Vec<Instant>>>,
     /// `get_media_buys` calls (each names up to 100 ids).
     pub poll_calls: AtomicUsize,
+    /// `get_media_buy_delivery` calls.
+    pub delivery_calls: AtomicUsize,
 }
 
 impl BuyLog {
@@ -306,6 +308,18 @@ async fn serve(
                         let result = tool_result(&listed(&ids));
                         respond(&mut stream, "200 OK", &rpc(&id, &result), None).await
                     }
+                    "get_media_buy_delivery" => {
+                        let ids: Vec<&str> = args["media_buy_ids"]
+                            .as_array()
+                            .map(|a| a.iter().filter_map(Value::as_str).collect())
+                            .unwrap_or_default();
+                        buys.delivery_calls.fetch_add(1, Ordering::Relaxed);
+                        in_flight.enter();
+                        tokio::time::sleep(shop.delay).await;
+                        in_flight.leave();
+                        let result = tool_result(&delivered(&ids));
+                        respond(&mut stream, "200 OK", &rpc(&id, &result), None).await
+                    }
                     _ => {
                         in_flight.enter();
                         tokio::time::sleep(shop.delay).await;
@@ -401,6 +415,25 @@ fn listed(ids: &[&str]) -> Value {
         })
         .collect();
     json!({"status": "completed", "media_buys": buys})
+}
+
+/// A `get_media_buy_delivery` answer for `ids`: one package each.
+fn delivered(ids: &[&str]) -> Value {
+    let rows: Vec<Value> = ids
+        .iter()
+        .map(|id| {
+            json!({
+                "media_buy_id": id,
+                "status": "pending_start",
+                "currency": "USD",
+                "totals": {"impressions": 1000.0, "spend": 5.0},
+                "by_package": [{"package_id": format!("{id}_p1"), "impressions": 1000.0, "spend": 5.0,
+                                "pricing_model": "cpm", "rate": 5.0, "currency": "USD"}],
+            })
+        })
+        .collect();
+    json!({"reporting_period": {"start": "2026-12-01T00:00:00Z", "end": "2026-12-02T00:00:00Z"},
+           "currency": "USD", "media_buy_deliveries": rows})
 }
 
 fn rpc(id: &str, result: &str) -> String {
