@@ -18,8 +18,8 @@
 //!   one transaction; pause and resume then reach the sellers; with
 //!   `desiredPhase: "active"` it then launches (`execute_campaign`).
 //! - `save_media_buy`: `create_media_buys` (stage or execute a cart).
-//! - `get_delivery`: `get_media_buy_status` of a campaign (delivery
-//!   metrics join it with reporting).
+//! - `get_delivery`: `get_media_buy_status` of a campaign: each buy's
+//!   status and its seller's latest delivery report.
 //!
 //! Each tool's `outputSchema` is that of the operations behind it.
 
@@ -235,7 +235,7 @@ pub fn tools(registry: Registry) -> Vec<Tool> {
         ),
         tool(
             "get_delivery",
-            "A campaign's media buys at their sellers: each buy's internal and seller status, what it was before and when it changed (get_media_buy_status).",
+            "A campaign's media buys at their sellers: each buy's internal and seller status, what it was before and when it changed, and its seller's latest delivery report (impressions, spend, per package; get_media_buy_status).",
             json!({
                 "type": "object",
                 "properties": {"campaignId": {"type": "string", "minLength": 1}},

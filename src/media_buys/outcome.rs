@@ -307,7 +307,7 @@ pub async fn queue_webhooks(
     Ok(kicks)
 }
 
-/// Launches the campaigns of `changed` whose carts are settled: a DRAFT
+/// Launches the campaigns among `campaign_ids` whose carts are settled: a DRAFT
 /// campaign becomes ACTIVE once none of its buys is still on its way
 /// (draft, dispatching, submitted) and at least one is live at its seller.
 pub async fn launch_settled(
@@ -315,14 +315,21 @@ pub async fn launch_settled(
     campaign_ids: &[String],
     now: DateTime<Utc>,
 ) -> Result<Vec<String>, sea_orm::DbErr> {
+    if campaign_ids.is_empty() {
+        return Ok(Vec::new());
+    }
+    // One read finds the DRAFT ones: a refresh round names many campaigns,
+    // nearly all of them launched long ago.
+    let drafts: Vec<String> = campaign::Entity::find()
+        .select_only()
+        .column(campaign::Column::Id)
+        .filter(campaign::Column::Id.is_in(campaign_ids.iter().cloned()))
+        .filter(campaign::Column::Status.eq("DRAFT"))
+        .into_tuple()
+        .all(conn)
+        .await?;
     let mut launched = Vec::new();
-    for id in campaign_ids {
-        let Some(c) = campaign::Entity::find_by_id(id.clone()).one(conn).await? else {
-            continue;
-        };
-        if c.status != "DRAFT" {
-            continue;
-        }
+    for id in &drafts {
         let statuses: Vec<String> = media_buy::Entity::find()
             .select_only()
             .column(media_buy::Column::Status)
