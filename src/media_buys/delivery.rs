@@ -186,11 +186,7 @@ fn read_answer(chunk: Vec<media_buy::Model>, answer: Result<Value, Outcome>) -> 
                 .collect();
         }
     };
-    let items: Vec<&Value> = payload
-        .get("media_buy_deliveries")
-        .and_then(Value::as_array)
-        .map(|a| a.iter().collect())
-        .unwrap_or_default();
+    let items = super::poller::by_media_buy_id(&payload, "media_buy_deliveries");
     if items.len() < chunk.len() {
         let errors = payload.get("errors").cloned().unwrap_or(Value::Null);
         tracing::warn!(asked = chunk.len(), reported = items.len(), %errors, "a seller's delivery answer left out buys; their last reports are kept");
@@ -198,9 +194,11 @@ fn read_answer(chunk: Vec<media_buy::Model>, answer: Result<Value, Outcome>) -> 
     chunk
         .into_iter()
         .map(|buy| {
-            let item = items.iter().find(|i| {
-                i.get("media_buy_id").and_then(Value::as_str) == buy.adcp_media_buy_id.as_deref()
-            });
+            let item = buy
+                .adcp_media_buy_id
+                .as_deref()
+                .and_then(|id| items.get(id))
+                .copied();
             Pulled {
                 report: item.map(|i| read(&payload, i)),
                 status: item

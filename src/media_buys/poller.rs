@@ -254,6 +254,24 @@ pub(super) async fn ask_sellers(
     Ok(join_all(calls).await)
 }
 
+/// The entries of an answer's array `key`, by their `media_buy_id`.
+pub(super) fn by_media_buy_id<'a>(payload: &'a Value, key: &str) -> BTreeMap<&'a str, &'a Value> {
+    payload
+        .get(key)
+        .and_then(Value::as_array)
+        .map(|items| {
+            items
+                .iter()
+                .filter_map(|m| {
+                    m.get("media_buy_id")
+                        .and_then(Value::as_str)
+                        .map(|id| (id, m))
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
 /// Each buy's outcome from one `get_media_buys` answer (or its failure).
 fn read_statuses(
     chunk: Vec<media_buy::Model>,
@@ -273,20 +291,7 @@ fn read_statuses(
             return chunk.into_iter().map(|b| (b, o.clone())).collect();
         }
     };
-    let listed: BTreeMap<&str, &Value> = payload
-        .get("media_buys")
-        .and_then(Value::as_array)
-        .map(|items| {
-            items
-                .iter()
-                .filter_map(|m| {
-                    m.get("media_buy_id")
-                        .and_then(Value::as_str)
-                        .map(|id| (id, m))
-                })
-                .collect()
-        })
-        .unwrap_or_default();
+    let listed = by_media_buy_id(&payload, "media_buys");
     chunk
         .into_iter()
         .map(|b| {

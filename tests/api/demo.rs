@@ -122,14 +122,7 @@ async fn a_discovery_over_the_demo_storefronts_lands_one_revision_per_seller() {
     let app = spawn_app_with(|c| c.demo_seller_delay_scale = 0.02).await;
     let seeded = demo::seed(&app.db).await.unwrap();
     let key = seeded.api_key.clone();
-    let adv = app
-        .post(
-            "/api/v2/buyer/advertisers",
-            &key,
-            &serde_json::json!({"name": "Demo Shoes", "brand": "demo-shoes.example", "primaryCurrency": "USD"}),
-        )
-        .await;
-    assert_eq!(adv.status, 201, "{}", adv.body);
+    let adv = demo_advertiser(&app, &key).await;
     let res = app
         .post(
             "/api/v2/buyer/discovery/discover-products",
@@ -183,14 +176,7 @@ async fn publisher_domain_and_pricing_model_narrow_a_discovery() {
     let app = spawn_app_with(|c| c.demo_seller_delay_scale = 0.0).await;
     let seeded = demo::seed(&app.db).await.unwrap();
     let key = seeded.api_key.clone();
-    let adv = app
-        .post(
-            "/api/v2/buyer/advertisers",
-            &key,
-            &serde_json::json!({"name": "Demo Shoes", "brand": "demo-shoes.example", "primaryCurrency": "USD"}),
-        )
-        .await;
-    let adv = adv.data()["id"].clone();
+    let adv = demo_advertiser(&app, &key).await.data()["id"].clone();
     let discover = |body: serde_json::Value| {
         let app = &app;
         let key = key.clone();
@@ -235,14 +221,7 @@ async fn a_demo_campaign_goes_from_discovery_to_live_buys_offline() {
     .await;
     let seeded = demo::seed(&app.db).await.unwrap();
     let key = seeded.api_key.clone();
-    let adv = app
-        .post(
-            "/api/v2/buyer/advertisers",
-            &key,
-            &serde_json::json!({"name": "Demo Shoes", "brand": "demo-shoes.example", "primaryCurrency": "USD"}),
-        )
-        .await;
-    assert_eq!(adv.status, 201, "{}", adv.body);
+    let adv = demo_advertiser(&app, &key).await;
     let res = app
         .post(
             "/api/v2/buyer/discovery/discover-products",
@@ -305,4 +284,17 @@ async fn a_demo_campaign_goes_from_discovery_to_live_buys_offline() {
         .get(&format!("/api/v2/buyer/campaigns/{campaign}"), &key)
         .await;
     assert_eq!(c.data()["campaign"]["status"], "ACTIVE", "{}", c.body);
+}
+
+/// A USD advertiser of the demo account.
+async fn demo_advertiser(app: &TestApp, key: &str) -> Resp {
+    let adv = app
+        .post(
+            "/api/v2/buyer/advertisers",
+            key,
+            &serde_json::json!({"name": "Demo Shoes", "brand": "demo-shoes.example", "primaryCurrency": "USD"}),
+        )
+        .await;
+    assert_eq!(adv.status, 201, "{}", adv.body);
+    adv
 }
