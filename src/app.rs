@@ -34,6 +34,7 @@ pub static OPERATIONS: Registry = Registry::new(&[
     crate::media_buys::OPERATIONS,
     buyer::targeting::operations::OPERATIONS,
     conversations::OPERATIONS,
+    crate::assistant::OPERATIONS,
     crate::discovery::OPERATIONS,
     crate::webhooks::OPERATIONS,
     crate::phone::OPERATIONS,
@@ -313,6 +314,8 @@ fn assemble(db: DatabaseConnection, config: Config, bound: std::net::SocketAddr)
     let writes = crate::db::WriteGate::for_db(&db);
     let mut handles = crate::ops::context::Handles::default();
     crate::conversations::register(&mut handles, &db, &bus, &config, &shutdown);
+    crate::assistant::register(&mut handles, &config, &bus);
+    handles.insert(auth.clone());
     crate::buyer::register(&mut handles, &db, &config);
     crate::discovery::register(&mut handles, &db, &writes, &bus, &config, &shutdown);
     // One outbox for every queue: webhook deliveries and text messages.
@@ -353,6 +356,7 @@ fn assemble(db: DatabaseConnection, config: Config, bound: std::net::SocketAddr)
         handles: handles.into(),
     };
     crate::media_buys::start(&ctx);
+    crate::assistant::start(&ctx);
     AppState {
         ctx,
         auth,

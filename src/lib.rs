@@ -1,7 +1,9 @@
 //! agentic-api: a self-hostable server for AI-assisted advertising buyers.
 
 pub mod admin;
+pub mod agent;
 pub mod app;
+pub mod assistant;
 pub mod auth;
 pub mod bus;
 pub mod buyer;

@@ -17,6 +17,15 @@ pub struct Model {
     pub author_name: Option<String>,
     pub author_email: Option<String>,
     pub created_at: DateTimeUtc,
+    /// The assistant run the message belongs to (its turn, its answer, its
+    /// tool calls).
+    pub run_id: Option<String>,
+    /// On a run's messages: `turn`, `answer`, `tool_call`, `tool_result`,
+    /// `action_proposed`, `action_declined` or `notice`.
+    pub kind: Option<String>,
+    /// JSON detail of a tool call, result or proposed action.
+    #[sea_orm(column_type = "Text", nullable)]
+    pub data: Option<String>,
 }
 
 #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]

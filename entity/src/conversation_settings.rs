@@ -7,6 +7,8 @@ pub struct Model {
     #[sea_orm(primary_key, auto_increment = false)]
     pub account_id: String,
     pub default_sharing_enabled: bool,
+    /// The assistant's write tools wait for a participant's confirmation.
+    pub assistant_writes_need_confirmation: bool,
     pub updated_at: DateTimeUtc,
 }
 

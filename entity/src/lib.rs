@@ -6,6 +6,7 @@ pub mod adcp_callback_event;
 pub mod advertiser;
 pub mod advertiser_linked_account;
 pub mod api_key;
+pub mod assistant_run;
 pub mod audit_log;
 pub mod brand;
 pub mod campaign;

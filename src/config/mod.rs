@@ -7,7 +7,10 @@ pub mod catalogs;
 pub mod http;
 pub mod oauth;
 pub mod phone;
+pub mod secret;
 pub mod webhooks;
+
+pub use secret::Secret;
 
 use self::http::AllowedOrigins;
 use crate::types::UrlPolicy;
@@ -103,6 +106,47 @@ pub struct Config {
     #[arg(long, env = "AGENTIC_MEDIA_BUY_DELIVERY_SECONDS", default_value_t = 900,
           value_parser = clap::value_parser!(u64).range(1..=86400), global = true)]
     pub media_buy_delivery_seconds: u64,
+
+    /// Base URL of an OpenAI-compatible chat-completions API (e.g.
+    /// `https://api.openai.com/v1`) for the room's assistant; unset means the
+    /// built-in offline assistant. Outbound rules apply (`AGENTIC_ALLOW_INSECURE_URLS`
+    /// for a model on a private address).
+    #[arg(long, env = "AGENTIC_ASSISTANT_URL", global = true)]
+    pub assistant_url: Option<String>,
+
+    /// The model asked at `AGENTIC_ASSISTANT_URL`.
+    #[arg(
+        long,
+        env = "AGENTIC_ASSISTANT_MODEL",
+        default_value = "gpt-4o-mini",
+        global = true
+    )]
+    pub assistant_model: String,
+
+    /// Sent as a bearer token to `AGENTIC_ASSISTANT_URL`; never printed or logged.
+    #[arg(
+        long,
+        env = "AGENTIC_ASSISTANT_API_KEY",
+        hide_env_values = true,
+        global = true
+    )]
+    pub assistant_api_key: Option<Secret>,
+
+    /// Most tool calls one assistant run may make.
+    #[arg(long, env = "AGENTIC_ASSISTANT_MAX_TOOL_CALLS", default_value_t = 10,
+          value_parser = clap::value_parser!(u32).range(0..=100), global = true)]
+    pub assistant_max_tool_calls: u32,
+
+    /// Most tokens the model may produce over one assistant run.
+    #[arg(long, env = "AGENTIC_ASSISTANT_MAX_TOKENS", default_value_t = 4096,
+          value_parser = clap::value_parser!(u32).range(16..=200_000), global = true)]
+    pub assistant_max_tokens: u32,
+
+    /// Seconds one assistant run may take (model turns and tool calls; a
+    /// wait for a confirmation does not count).
+    #[arg(long, env = "AGENTIC_ASSISTANT_RUN_SECONDS", default_value_t = 120,
+          value_parser = clap::value_parser!(u64).range(1..=3600), global = true)]
+    pub assistant_run_seconds: u64,
 
     /// HTTP worker threads; 0 (the default) means one per CPU core.
     #[arg(long, env = "AGENTIC_WORKERS", default_value_t = 0, global = true)]
@@ -357,6 +401,12 @@ impl Config {
             discovery_timeout: None,
             media_buy_poll_seconds: 30,
             media_buy_delivery_seconds: 900,
+            assistant_url: None,
+            assistant_model: "gpt-4o-mini".into(),
+            assistant_api_key: None,
+            assistant_max_tool_calls: 10,
+            assistant_max_tokens: 4096,
+            assistant_run_seconds: 120,
             log: "info".into(),
             log_format: Default::default(),
             metrics: true,

@@ -7,25 +7,7 @@ use base64::engine::general_purpose::STANDARD;
 use ed25519_dalek::VerifyingKey;
 
 /// The carrier API key (`AGENTIC_CARRIER_API_KEY`); never printed.
-#[derive(Clone)]
-pub struct ApiKey(pub(crate) String);
-
-impl std::fmt::Debug for ApiKey {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("ApiKey(..)")
-    }
-}
-
-impl std::str::FromStr for ApiKey {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        let s = s.trim();
-        if s.is_empty() || s.chars().any(|c| c.is_control() || c == ' ') {
-            return Err("the carrier API key must be one word of printable characters".into());
-        }
-        Ok(ApiKey(s.to_string()))
-    }
-}
+pub type ApiKey = super::Secret;
 
 /// The carrier's public key, parsed once at start-up.
 #[derive(Clone)]

@@ -172,6 +172,21 @@ pub struct MessageOut {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub author: Option<Participant>,
     pub created_at: DateTime<Utc>,
+    /// The assistant run this message belongs to: a directed turn, its
+    /// answer, its tool calls and results, a proposed action.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(format = "uuid")]
+    pub run_id: Option<String>,
+    /// On a run's messages: `turn`, `answer`, `tool_call`, `tool_result`,
+    /// `action_proposed`, `action_declined` or `notice`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kind: Option<String>,
+    /// Detail of a tool call (`{callId, operation, arguments}`), a result
+    /// (`{callId, operation, ok, result}`) or a proposed action
+    /// (`{actionId, operation, arguments}`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<Object>)]
+    pub data: Option<serde_json::Value>,
 }
 
 impl From<conversation_message::Model> for MessageOut {
@@ -191,6 +206,9 @@ impl From<conversation_message::Model> for MessageOut {
             content: m.content,
             author,
             created_at: m.created_at,
+            run_id: m.run_id,
+            kind: m.kind,
+            data: m.data.and_then(|d| serde_json::from_str(&d).ok()),
         }
     }
 }
@@ -198,6 +216,32 @@ impl From<conversation_message::Model> for MessageOut {
 /// Payload of the `message.created` event.
 pub fn message_created_data(conversation_uid: &str, message: &MessageOut) -> String {
     serde_json::json!({ "conversationUid": conversation_uid, "message": message }).to_string()
+}
+
+/// A message to append: who wrote it (none for the assistant) and, on a
+/// run's messages, the run, the kind and the detail.
+#[derive(Debug, Clone)]
+pub struct NewMessage {
+    pub audience: Audience,
+    pub content: Content,
+    pub author: Option<Participant>,
+    pub run_id: Option<String>,
+    pub kind: Option<&'static str>,
+    pub data: Option<serde_json::Value>,
+}
+
+impl NewMessage {
+    /// A user's message.
+    pub fn by(author: Participant, audience: Audience, content: Content) -> Self {
+        NewMessage {
+            audience,
+            content,
+            author: Some(author),
+            run_id: None,
+            kind: None,
+            data: None,
+        }
+    }
 }
 
 /// Payload of the `presence.changed` event.

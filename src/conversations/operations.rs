@@ -312,12 +312,26 @@ impl Operation for PostConversationMessage {
 pub struct SettingsOut {
     /// Sharing of conversations created without an explicit value.
     pub default_sharing_enabled: bool,
+    /// The assistant's write tools wait for a participant's confirmation
+    /// (default `true`); `false` lets them run at once.
+    pub assistant_writes_need_confirmation: bool,
 }
 
+impl From<entity::conversation_settings::Model> for SettingsOut {
+    fn from(m: entity::conversation_settings::Model) -> Self {
+        SettingsOut {
+            default_sharing_enabled: m.default_sharing_enabled,
+            assistant_writes_need_confirmation: m.assistant_writes_need_confirmation,
+        }
+    }
+}
+
+/// The settings to change: at least one field; the others are kept.
 #[derive(Deserialize, ToSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct SettingsPatch {
-    pub default_sharing_enabled: bool,
+    pub default_sharing_enabled: Option<bool>,
+    pub assistant_writes_need_confirmation: Option<bool>,
 }
 
 /// Settings are for admins and super-admins of accounts with the assistant.
@@ -354,10 +368,9 @@ impl Operation for GetConversationSettings {
     type Output = SettingsOut;
 
     async fn run(ctx: &Ctx, caller: &CallerInfo, _: Input<Self>) -> Result<SettingsOut, ApiError> {
-        let settings = service::settings(&ctx.db, caller.account_id()).await?;
-        Ok(SettingsOut {
-            default_sharing_enabled: settings.default_sharing_enabled,
-        })
+        Ok(service::settings(&ctx.db, caller.account_id())
+            .await?
+            .into())
     }
 }
 
@@ -369,8 +382,7 @@ impl Operation for UpdateConversationSettings {
     }
 
     const NAME: &'static str = "update_conversation_settings";
-    const DESCRIPTION: &'static str =
-        "Change the sharing default; conversations created before keep their sharing.";
+    const DESCRIPTION: &'static str = "Change the sharing default (conversations created before keep their sharing) or whether the assistant's writes need a confirmation.";
     const ACCESS: Access = Access::Write;
     const VERB: Verb = Verb::Patch;
     const PATH: &'static str = "/assistant/conversation-settings";
@@ -386,14 +398,23 @@ impl Operation for UpdateConversationSettings {
         caller: &CallerInfo,
         input: Input<Self>,
     ) -> Result<SettingsOut, ApiError> {
-        let settings = service::update_settings(
-            &ctx.db,
-            caller.account_id(),
-            input.body.0.default_sharing_enabled,
+        let patch = input.body.0;
+        if patch.default_sharing_enabled.is_none()
+            && patch.assistant_writes_need_confirmation.is_none()
+        {
+            return Err(ApiError::invalid(
+                "defaultSharingEnabled",
+                "give defaultSharingEnabled, assistantWritesNeedConfirmation or both",
+            ));
+        }
+        let change = service::SettingsChange {
+            default_sharing_enabled: patch.default_sharing_enabled,
+            assistant_writes_need_confirmation: patch.assistant_writes_need_confirmation,
+        };
+        Ok(
+            service::update_settings(&ctx.db, caller.account_id(), change)
+                .await?
+                .into(),
         )
-        .await?;
-        Ok(SettingsOut {
-            default_sharing_enabled: settings.default_sharing_enabled,
-        })
     }
 }

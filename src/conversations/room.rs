@@ -219,6 +219,9 @@ impl sse::Domain for Room {
                 }
             }
             events::PRESENCE => act.load_presence(ctx),
+            // Ephemeral: no id, not replayed (the persisted messages are).
+            events::DELTA => act.broadcast_ephemeral("message.delta", &event.payload, ctx),
+            events::RUN => act.broadcast_ephemeral("run.updated", &event.payload, ctx),
             events::ACCESS => {
                 if let Some(owner) = number("ownerUserId") {
                     act.owner_user_id = owner;
@@ -303,6 +306,11 @@ impl Act {
         }
         self.want_upto = self.want_upto.max(sequence);
         self.fetch(ctx);
+    }
+
+    fn broadcast_ephemeral(&mut self, name: &str, data: &serde_json::Value, ctx: &mut Ctx<Room>) {
+        let item = Item::new(None, Frame::event(name, None, &data.to_string()));
+        self.broadcast(item, ctx);
     }
 
     fn emit_message(&mut self, sequence: i64, data: &str, ctx: &mut Ctx<Room>) {

@@ -7,17 +7,17 @@ use std::collections::HashMap;
 use chrono::Utc;
 use sea_orm::sea_query::{Expr, ExprTrait};
 use sea_orm::{
-    ActiveModelTrait, ColumnTrait, Condition, ConnectionTrait, DatabaseConnection, EntityTrait,
-    FromQueryResult, IntoActiveModel, PaginatorTrait, QueryFilter, QueryOrder, QuerySelect, Set,
-    TransactionTrait, sea_query::OnConflict,
+    ActiveModelTrait, ColumnTrait, Condition, ConnectionTrait, DatabaseConnection,
+    DatabaseTransaction, EntityTrait, FromQueryResult, IntoActiveModel, PaginatorTrait,
+    QueryFilter, QueryOrder, QuerySelect, Set, TransactionTrait, sea_query::OnConflict,
 };
 
 use entity::{conversation, conversation_message, conversation_settings};
 
 use super::events;
 use super::model::{
-    Audience, Content, ConversationOut, ConversationUid, DEFAULT_TITLE, MessageOut, Participant,
-    Title, message_created_data,
+    Audience, Content, ConversationOut, ConversationUid, DEFAULT_TITLE, MessageOut, NewMessage,
+    Participant, Title, message_created_data,
 };
 use super::{list_cache, presence};
 use crate::bus::EventBus;
@@ -174,18 +174,33 @@ pub async fn settings(
         .unwrap_or_else(|| conversation_settings::Model {
             account_id: account_id.to_string(),
             default_sharing_enabled: false,
+            assistant_writes_need_confirmation: true,
             updated_at: Utc::now(),
         }))
+}
+
+/// A change of the account's settings: the fields given, the rest kept.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct SettingsChange {
+    pub default_sharing_enabled: Option<bool>,
+    pub assistant_writes_need_confirmation: Option<bool>,
 }
 
 pub async fn update_settings(
     db: &DatabaseConnection,
     account_id: &str,
-    default_sharing_enabled: bool,
+    change: SettingsChange,
 ) -> Result<conversation_settings::Model, ApiError> {
+    let txn = db.begin().await?;
+    let now = settings(&txn, account_id).await?;
     let row = conversation_settings::ActiveModel {
         account_id: Set(account_id.to_string()),
-        default_sharing_enabled: Set(default_sharing_enabled),
+        default_sharing_enabled: Set(change
+            .default_sharing_enabled
+            .unwrap_or(now.default_sharing_enabled)),
+        assistant_writes_need_confirmation: Set(change
+            .assistant_writes_need_confirmation
+            .unwrap_or(now.assistant_writes_need_confirmation)),
         updated_at: Set(Utc::now()),
     };
     conversation_settings::Entity::insert(row)
@@ -193,13 +208,16 @@ pub async fn update_settings(
             OnConflict::column(conversation_settings::Column::AccountId)
                 .update_columns([
                     conversation_settings::Column::DefaultSharingEnabled,
+                    conversation_settings::Column::AssistantWritesNeedConfirmation,
                     conversation_settings::Column::UpdatedAt,
                 ])
                 .to_owned(),
         )
-        .exec(db)
+        .exec(&txn)
         .await?;
-    settings(db, account_id).await
+    let out = settings(&txn, account_id).await?;
+    txn.commit().await?;
+    Ok(out)
 }
 
 fn sharing_disabled_error() -> ApiError {
@@ -315,10 +333,6 @@ pub async fn set_sharing(
 }
 
 /// Persists a message with the next sequence, then broadcasts it.
-///
-/// The sequence is taken by incrementing the conversation's counter inside
-/// the write transaction: the row lock serialises writers, so sequences are
-/// strictly increasing and commit in order, and readers never see a gap.
 pub async fn post_message(
     db: &DatabaseConnection,
     writes: &crate::db::WriteGate,
@@ -328,61 +342,104 @@ pub async fn post_message(
     audience: Audience,
     content: Content,
 ) -> Result<MessageOut, ApiError> {
-    let now = Utc::now();
+    let author = Participant {
+        user_id: caller.user.id,
+        name: caller.user.name.clone(),
+        email: Some(caller.user.email.clone()),
+    };
+    let new = NewMessage::by(author, audience, content);
     // Urgent: a room is waiting for it.
     let turn = writes.enter_urgent().await;
     let txn = db.begin().await?;
+    let message =
+        insert_message(&txn, caller.account_id(), uid.as_str(), Some(caller), new).await?;
+    txn.commit().await?;
+    drop(turn);
+    publish_message(bus, caller.account_id(), uid.as_str(), &message).await;
+    Ok(message)
+}
+
+/// Appends a message with the next sequence inside `txn` (the caller
+/// commits, then calls [`publish_message`]). With `reader`, the
+/// conversation must be visible to that caller (else 404); without, it
+/// must belong to `account_id` (the assistant writes as no one).
+///
+/// The sequence is taken by incrementing the conversation's counter inside
+/// the write transaction: the row lock serialises writers, so sequences are
+/// strictly increasing and commit in order, and readers never see a gap.
+pub async fn insert_message(
+    txn: &DatabaseTransaction,
+    account_id: &str,
+    uid: &str,
+    reader: Option<&CallerInfo>,
+    new: NewMessage,
+) -> Result<MessageOut, ApiError> {
+    let now = Utc::now();
     // One statement checks visibility, takes the next sequence and returns
     // the row: each round trip to the database is on the post's (and so the
     // fan-out's) latency path, and no sharing change can slip in between.
-    let conv = conversation::Entity::update_many()
+    let mut update = conversation::Entity::update_many()
         .col_expr(
             conversation::Column::LastSequence,
             Expr::col(conversation::Column::LastSequence).add(1),
         )
         .col_expr(conversation::Column::UpdatedAt, Expr::value(now))
-        .filter(conversation::Column::Uid.eq(uid.as_str()))
-        .filter(visible_condition(caller))
-        .exec_with_returning(&txn)
+        .filter(conversation::Column::Uid.eq(uid))
+        .filter(conversation::Column::AccountId.eq(account_id));
+    if let Some(reader) = reader {
+        update = update.filter(visible_condition(reader));
+    }
+    let conv = update
+        .exec_with_returning(txn)
         .await?
         .into_iter()
         .next()
         .ok_or_else(|| ApiError::not_found("conversation"))?;
     let sequence = conv.last_sequence;
+    let data = new
+        .data
+        .as_ref()
+        .map(serde_json::to_string)
+        .transpose()
+        .map_err(ApiError::internal)?;
+    let author = new.author;
     let row = conversation_message::ActiveModel {
         conversation_uid: Set(conv.uid.clone()),
         sequence: Set(sequence),
-        audience: Set(audience.as_str().to_string()),
-        content: Set(content.as_str().to_string()),
-        author_user_id: Set(Some(caller.user.id)),
-        author_name: Set(Some(caller.user.name.clone())),
-        author_email: Set(Some(caller.user.email.clone())),
+        audience: Set(new.audience.as_str().to_string()),
+        content: Set(new.content.as_str().to_string()),
+        author_user_id: Set(author.as_ref().map(|a| a.user_id)),
+        author_name: Set(author.as_ref().map(|a| a.name.clone())),
+        author_email: Set(author.and_then(|a| a.email)),
         created_at: Set(now),
+        run_id: Set(new.run_id),
+        kind: Set(new.kind.map(str::to_string)),
+        data: Set(data),
         ..Default::default()
     }
-    .insert(&txn)
+    .insert(txn)
     .await?;
     if sequence == 1
         && conv.title_is_auto
-        && let Some(title) = Title::from_first_message(content.as_str())
+        && let Some(title) = Title::from_first_message(new.content.as_str())
     {
         let mut active = conv.into_active_model();
         active.title = Set(title.into_inner());
-        active.update(&txn).await?;
+        active.update(txn).await?;
     }
-    list_cache::bump(&txn, caller.account_id()).await?;
-    txn.commit().await?;
-    drop(turn);
+    list_cache::bump(txn, account_id).await?;
+    Ok(MessageOut::from(row))
+}
 
-    let message = MessageOut::from(row);
+/// Announces a committed message to the rooms (every instance's).
+pub async fn publish_message(bus: &EventBus, account_id: &str, uid: &str, message: &MessageOut) {
     bus.publish(events::message(
-        caller.account_id(),
-        uid.as_str(),
-        sequence,
-        message_created_data(uid.as_str(), &message),
+        account_id,
+        uid,
+        message.sequence,
+        message_created_data(uid, message),
     ))
     .await;
-    Ok(message)
 }
 
 /// What a room re-checks on every tick.

@@ -3,11 +3,13 @@
 //! Set `AGENTIC_TEST_DATABASE_URL=postgres://...` to run on PostgreSQL.
 
 mod fake_carrier;
+mod fake_llm;
 mod fake_seller;
 mod helpers;
 mod outputs;
 
 mod advertisers;
+mod assistant;
 mod auth;
 mod browser;
 mod campaigns;
