@@ -6,8 +6,10 @@
 //!     cargo run --release -p bench -- discovery-fanout [--storefronts 50] [--sessions 100]
 //!     cargo run --release -p bench -- webhook-fanout [--subscriptions 1,100] [--seconds 10]
 //!     cargo run --release -p bench -- campaign-validate [--seconds 10] [--connections 32] [--rounds 5]
+//!     cargo run --release -p bench -- assistant-stream [--sizes 100,1000] [--rate 20] [--seconds 10]
 //!     cargo run --release -p bench -- media-buy-execute [--rounds 10] [--storefronts 50] [--buys 10000] [--window 150] [--only execute|poller]
 
+mod assistant;
 mod campaign;
 mod discovery;
 mod durability;
@@ -167,6 +169,7 @@ const SCENARIOS: &[&str] = &[
     "sms-accept",
     "campaign-validate",
     "media-buy-execute",
+    "assistant-stream",
 ];
 
 fn main() -> anyhow::Result<()> {
@@ -200,6 +203,7 @@ fn main() -> anyhow::Result<()> {
             "sms-accept" => sms::sms_accept(&args).await,
             "campaign-validate" => campaign::campaign_validate(&args).await,
             "media-buy-execute" => media_buys::media_buy_execute(&args).await,
+            "assistant-stream" => assistant::assistant_stream(&args).await,
             other => bail!("unknown scenario {other}; known: {}", SCENARIOS.join(", ")),
         }
     })

@@ -19,10 +19,24 @@ pub type Receipts = Arc<Mutex<Vec<(u64, Instant)>>>;
 
 /// Opens a stream and returns once the server has sent the response head
 /// and the `ready` event; then keeps reading in a task until it is aborted.
+/// Records each `message.created` by its id.
 pub async fn subscribe(
     addr: SocketAddr,
     path: &str,
     auth: &str,
+    receipts: Receipts,
+) -> anyhow::Result<tokio::task::JoinHandle<()>> {
+    subscribe_to(addr, path, auth, b"event: message.created", id_of, receipts).await
+}
+
+/// [`subscribe`] recording the events named by `event` (its `event:` line),
+/// each by the number `key` reads from it.
+pub async fn subscribe_to(
+    addr: SocketAddr,
+    path: &str,
+    auth: &str,
+    event: &'static [u8],
+    key: fn(&[u8]) -> Option<u64>,
     receipts: Receipts,
 ) -> anyhow::Result<tokio::task::JoinHandle<()>> {
     let mut stream = tokio::net::TcpStream::connect(addr).await?;
@@ -58,12 +72,12 @@ pub async fn subscribe(
             // lines between events are not `id:` lines and are skipped.
             let mut start = 0;
             while let Some(end) = find(&buf[start..], b"\n\n") {
-                let event = &buf[start..start + end];
+                let frame = &buf[start..start + end];
                 start += end + 2;
-                if find(event, b"event: message.created").is_none() {
+                if find(frame, event).is_none() {
                     continue;
                 }
-                if let Some(seq) = id_of(event)
+                if let Some(seq) = key(frame)
                     && let Ok(mut r) = receipts.lock()
                 {
                     r.push((seq, now));
@@ -74,7 +88,7 @@ pub async fn subscribe(
     }))
 }
 
-fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
+pub fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
     hay.windows(needle.len()).position(|w| w == needle)
 }
 

@@ -225,34 +225,19 @@ impl Operation for CancelAssistantRun {
         let path = input.path.0;
         let (uid, id) = (uid(&path.conversation_uid)?, run_id(&path.run_id)?);
         let run = service::find(&ctx.db, caller, &uid, &id).await?;
-        let run = match service::cancel(&ctx.db, run).await? {
+        let run = match service::cancel(ctx.into(), run, &caller.user.name).await? {
             Canceled::Now(run) => {
-                let text = format!("The run was canceled by {}.", caller.user.name);
-                let data = serde_json::json!({ "status": run.status, "code": "canceled" });
-                service::say(
-                    &ctx.db,
-                    &ctx.writes,
-                    &ctx.bus,
-                    &run,
-                    kind::NOTICE,
-                    &text,
-                    Some(data),
-                )
-                .await?;
-                let out = RunOut::from(run);
-                service::announce(&ctx.bus, &out, caller.account_id()).await;
                 runner(ctx)?.kick(ctx, uid.as_str());
-                out
+                run.into()
             }
             Canceled::Requested(run) => {
-                ctx.bus
-                    .publish(BusEvent::new(
-                        CANCEL,
-                        caller.account_id(),
-                        run.id.clone(),
-                        serde_json::Value::Null,
-                    ))
-                    .await;
+                let cancel = BusEvent::new(
+                    CANCEL,
+                    caller.account_id(),
+                    run.id.clone(),
+                    serde_json::Value::Null,
+                );
+                ctx.bus.publish(cancel).await;
                 run.into()
             }
             Canceled::Over(run) => run.into(),

@@ -18,7 +18,7 @@ use tokio_util::sync::CancellationToken;
 use entity::assistant_run;
 
 use super::host::{self, RunHost};
-use super::model::{self, ProposedAction, kind};
+use super::model::{self, ProposedAction};
 use super::service::{self, Ending};
 use crate::agent::{self, Backend, Ended, Limits, ReplyError};
 use crate::bus::{BusEvent, BusSink};
@@ -275,6 +275,12 @@ impl Runner {
         paused: Option<ProposedAction>,
     ) {
         let me = ctx.bus.instance_id().to_string();
+        let notice = |status: &str, code: &str, text: String| {
+            Some(service::Notice {
+                text,
+                data: serde_json::json!({ "status": status, "code": code }),
+            })
+        };
         let (ending, notice) = match outcome {
             Outcome::Completed => (ending(model::COMPLETED, None), None),
             Outcome::Paused => (
@@ -290,7 +296,11 @@ impl Runner {
                     model::CANCELED,
                     Some(("canceled", "canceled by a participant".into())),
                 ),
-                Some("The run was canceled by a participant.".to_string()),
+                notice(
+                    model::CANCELED,
+                    "canceled",
+                    "The run was canceled by a participant.".into(),
+                ),
             ),
             Outcome::Stopping => (
                 ending(
@@ -300,38 +310,19 @@ impl Runner {
                         "the server stopped before the run ended".into(),
                     )),
                 ),
-                Some(
-                    "The run was interrupted: the server running it stopped. Ask again to retry."
-                        .to_string(),
-                ),
+                Some(service::interrupted_notice()),
             ),
             Outcome::Failed(code, message) => {
                 tracing::info!(run = %run.id, code, %message, "assistant run failed");
-                let notice = format!("I could not finish this turn: {message}.");
-                (ending(model::FAILED, Some((code, message))), Some(notice))
+                let text = format!("I could not finish this turn: {message}.");
+                (
+                    ending(model::FAILED, Some((code, message))),
+                    notice(model::FAILED, code, text),
+                )
             }
         };
-        match service::end(&ctx.db, &run.id, &me, ending).await {
-            Ok(Some(ended)) => {
-                if let Some(text) = notice {
-                    let data =
-                        serde_json::json!({ "status": ended.status, "code": ended.error_code });
-                    if let Err(e) = service::say(
-                        &ctx.db,
-                        &ctx.writes,
-                        &ctx.bus,
-                        &ended,
-                        kind::NOTICE,
-                        &text,
-                        Some(data),
-                    )
-                    .await
-                    {
-                        tracing::warn!(error = %e, "assistant: cannot record a run's end");
-                    }
-                }
-                service::announce(&ctx.bus, &ended.clone().into(), &ended.account_id).await;
-            }
+        match service::end(ctx.into(), &run.id, &me, ending, notice).await {
+            Ok(Some(_)) => {}
             Ok(None) => {
                 tracing::info!(run = %run.id, "assistant: the run was taken over before it ended here")
             }
@@ -340,7 +331,7 @@ impl Runner {
     }
 
     /// One sweep: leases, lost cancels, dead instances' runs, lost kicks.
-    async fn sweep(&self, ctx: &Ctx) -> Result<(), sea_orm::DbErr> {
+    async fn sweep(&self, ctx: &Ctx) -> Result<(), crate::error::ApiError> {
         let me = ctx.bus.instance_id().to_string();
         let ids: Vec<String> = self.inner.local.lock().keys().cloned().collect();
         for id in service::renew(&ctx.db, &ids, &me, self.until()).await? {
@@ -348,24 +339,7 @@ impl Runner {
                 token.cancel();
             }
         }
-        for run in service::interrupt_abandoned(&ctx.db).await? {
-            let text =
-                "The run was interrupted: the server running it stopped. Ask again to retry.";
-            let data = serde_json::json!({ "status": run.status, "code": "interrupted" });
-            if let Err(e) = service::say(
-                &ctx.db,
-                &ctx.writes,
-                &ctx.bus,
-                &run,
-                kind::NOTICE,
-                text,
-                Some(data),
-            )
-            .await
-            {
-                tracing::warn!(error = %e, "assistant: cannot record an interrupted run");
-            }
-            service::announce(&ctx.bus, &run.clone().into(), &run.account_id).await;
+        for run in service::interrupt_abandoned(ctx.into()).await? {
             self.kick(ctx, &run.conversation_uid);
         }
         for uid in service::with_queued(&ctx.db).await? {

@@ -263,14 +263,14 @@ pub async fn renew(
         .filter(assistant_run::Column::Status.eq(RUNNING))
         .exec(db)
         .await?;
-    Ok(assistant_run::Entity::find()
+    assistant_run::Entity::find()
         .select_only()
         .column(assistant_run::Column::Id)
         .filter(assistant_run::Column::Id.is_in(ids.iter().cloned()))
         .filter(assistant_run::Column::CancelRequested.eq(true))
         .into_tuple::<String>()
         .all(db)
-        .await?)
+        .await
 }
 
 /// How a running run ends (or pauses).
@@ -281,21 +281,85 @@ pub struct Ending {
     pub pending: Option<model::ProposedAction>,
 }
 
-/// Records the end (or pause) of a run this instance drives; `None` when
-/// it no longer holds the run's lease (another instance took it over).
+/// Why a run ended early, told in the room (`kind: notice`).
+pub struct Notice {
+    pub text: String,
+    pub data: serde_json::Value,
+}
+
+/// Where runs' writes go: the database, its write gate, the bus.
+#[derive(Clone, Copy)]
+pub struct Sink<'a> {
+    pub db: &'a DatabaseConnection,
+    pub writes: &'a crate::db::WriteGate,
+    pub bus: &'a EventBus,
+}
+
+impl<'a> From<&'a crate::ops::Ctx> for Sink<'a> {
+    fn from(ctx: &'a crate::ops::Ctx) -> Self {
+        Sink {
+            db: &ctx.db,
+            writes: &ctx.writes,
+            bus: &ctx.bus,
+        }
+    }
+}
+
+/// Applies `change` (a conditional update of run `run_id`) and, when it
+/// applied, appends the run's notice, in one transaction; then announces
+/// the notice and the run. `None` when the condition no longer held.
+async fn transition(
+    sink: Sink<'_>,
+    run_id: &str,
+    change: sea_orm::UpdateMany<assistant_run::Entity>,
+    notice: Option<Notice>,
+) -> Result<Option<assistant_run::Model>, ApiError> {
+    let turn = sink.writes.enter_urgent().await;
+    let txn = sink.db.begin().await?;
+    if change.exec(&txn).await?.rows_affected != 1 {
+        return Ok(None);
+    }
+    let run = reload(&txn, run_id).await?;
+    let message = match notice {
+        Some(n) => {
+            let new = NewMessage {
+                audience: Audience::Assistant,
+                content: Content::parse(clip(&n.text, crate::conversations::model::CONTENT_MAX))?,
+                author: None,
+                run_id: Some(run.id.clone()),
+                kind: Some(kind::NOTICE),
+                data: Some(n.data),
+            };
+            Some(insert_message(&txn, &run.account_id, &run.conversation_uid, None, new).await?)
+        }
+        None => None,
+    };
+    txn.commit().await?;
+    drop(turn);
+    if let Some(m) = &message {
+        publish_message(sink.bus, &run.account_id, &run.conversation_uid, m).await;
+    }
+    announce(sink.bus, &run.clone().into(), &run.account_id).await;
+    Ok(Some(run))
+}
+
+/// Records the end (or pause) of a run this instance drives, with its
+/// notice; `None` when it no longer holds the run's lease (another instance
+/// took it over).
 pub async fn end(
-    db: &DatabaseConnection,
+    sink: Sink<'_>,
     run_id: &str,
     owner: &str,
     ending: Ending,
-) -> Result<Option<assistant_run::Model>, sea_orm::DbErr> {
+    notice: Option<Notice>,
+) -> Result<Option<assistant_run::Model>, ApiError> {
     let (code, message) = ending.error.unzip();
     let pending = ending
         .pending
         .as_ref()
         .and_then(|p| serde_json::to_string(p).ok());
     let finished = (ending.status != AWAITING).then(Utc::now);
-    let res = assistant_run::Entity::update_many()
+    let change = assistant_run::Entity::update_many()
         .col_expr(assistant_run::Column::Status, Expr::value(ending.status))
         .col_expr(assistant_run::Column::ErrorCode, Expr::value(code))
         .col_expr(assistant_run::Column::ErrorMessage, Expr::value(message))
@@ -311,13 +375,8 @@ pub async fn end(
         )
         .filter(assistant_run::Column::Id.eq(run_id))
         .filter(assistant_run::Column::LeaseOwner.eq(owner))
-        .filter(assistant_run::Column::Status.eq(RUNNING))
-        .exec(db)
-        .await?;
-    if res.rows_affected != 1 {
-        return Ok(None);
-    }
-    assistant_run::Entity::find_by_id(run_id).one(db).await
+        .filter(assistant_run::Column::Status.eq(RUNNING));
+    transition(sink, run_id, change, notice).await
 }
 
 /// Adds a model turn's tokens and tool calls to the run's counters.
@@ -359,12 +418,18 @@ pub enum Canceled {
 }
 
 pub async fn cancel(
-    db: &DatabaseConnection,
+    sink: Sink<'_>,
     run: assistant_run::Model,
+    by: &str,
 ) -> Result<Canceled, ApiError> {
     for from in [QUEUED, AWAITING] {
-        let res = assistant_run::Entity::update_many()
+        let change = assistant_run::Entity::update_many()
             .col_expr(assistant_run::Column::Status, Expr::value(CANCELED))
+            .col_expr(assistant_run::Column::ErrorCode, Expr::value("canceled"))
+            .col_expr(
+                assistant_run::Column::ErrorMessage,
+                Expr::value(format!("canceled by {by}")),
+            )
             .col_expr(
                 assistant_run::Column::PendingAction,
                 Expr::value(None::<String>),
@@ -374,20 +439,22 @@ pub async fn cancel(
                 Expr::value(Some(Utc::now())),
             )
             .filter(assistant_run::Column::Id.eq(run.id.clone()))
-            .filter(assistant_run::Column::Status.eq(from))
-            .exec(db)
-            .await?;
-        if res.rows_affected == 1 {
-            return Ok(Canceled::Now(reload(db, &run.id).await?));
+            .filter(assistant_run::Column::Status.eq(from));
+        let notice = Notice {
+            text: format!("The run was canceled by {by}."),
+            data: serde_json::json!({ "status": CANCELED, "code": "canceled" }),
+        };
+        if let Some(now) = transition(sink, &run.id, change, Some(notice)).await? {
+            return Ok(Canceled::Now(now));
         }
     }
     let res = assistant_run::Entity::update_many()
         .col_expr(assistant_run::Column::CancelRequested, Expr::value(true))
         .filter(assistant_run::Column::Id.eq(run.id.clone()))
         .filter(assistant_run::Column::Status.eq(RUNNING))
-        .exec(db)
+        .exec(sink.db)
         .await?;
-    let now = reload(db, &run.id).await?;
+    let now = reload(sink.db, &run.id).await?;
     Ok(if res.rows_affected == 1 {
         Canceled::Requested(now)
     } else {
@@ -406,20 +473,18 @@ pub async fn reload(
 }
 
 /// Running runs whose instance stopped renewing their lease, marked
-/// interrupted by this instance (each by exactly one instance).
-pub async fn interrupt_abandoned(
-    db: &DatabaseConnection,
-) -> Result<Vec<assistant_run::Model>, sea_orm::DbErr> {
+/// interrupted (with their notice) by this instance; each by exactly one.
+pub async fn interrupt_abandoned(sink: Sink<'_>) -> Result<Vec<assistant_run::Model>, ApiError> {
     let now = Utc::now();
     let candidates = assistant_run::Entity::find()
         .filter(assistant_run::Column::Status.eq(RUNNING))
         .filter(assistant_run::Column::LeaseUntil.lt(now))
         .limit(50)
-        .all(db)
+        .all(sink.db)
         .await?;
     let mut taken = Vec::new();
     for c in candidates {
-        let res = assistant_run::Entity::update_many()
+        let change = assistant_run::Entity::update_many()
             .col_expr(
                 assistant_run::Column::Status,
                 Expr::value(model::INTERRUPTED),
@@ -436,16 +501,21 @@ pub async fn interrupt_abandoned(
             )
             .filter(assistant_run::Column::Id.eq(c.id.clone()))
             .filter(assistant_run::Column::Status.eq(RUNNING))
-            .filter(assistant_run::Column::LeaseUntil.lt(now))
-            .exec(db)
-            .await?;
-        if res.rows_affected == 1
-            && let Some(row) = assistant_run::Entity::find_by_id(c.id).one(db).await?
-        {
-            taken.push(row);
+            .filter(assistant_run::Column::LeaseUntil.lt(now));
+        if let Some(run) = transition(sink, &c.id, change, Some(interrupted_notice())).await? {
+            taken.push(run);
         }
     }
     Ok(taken)
+}
+
+/// The notice of a run whose server stopped.
+pub fn interrupted_notice() -> Notice {
+    Notice {
+        text: "The run was interrupted: the server running it stopped. Ask again to retry."
+            .to_string(),
+        data: serde_json::json!({ "status": model::INTERRUPTED, "code": "interrupted" }),
+    }
 }
 
 /// Conversations with a queued run (candidates for [`claim_next`]).

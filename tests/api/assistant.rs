@@ -83,7 +83,7 @@ pub async fn answer_of(stream: &mut SseStream, run: &str) -> (String, Value) {
 /// The messages of the conversation, in order (replayed from the start).
 async fn history(app: &TestApp, t: &Tenant, uid: &str) -> Vec<Value> {
     let res = app
-        .get(&format!("/api/v2/assistant/conversations?take=100"), &t.key)
+        .get("/api/v2/assistant/conversations?take=100", &t.key)
         .await;
     let last = res.data()["conversations"]
         .as_array()
@@ -587,4 +587,56 @@ async fn the_offline_assistant_lists_and_starts_a_discovery_with_a_confirmation(
     let all = history(&app, &ada, &uid).await;
     let answer = all.last().unwrap()["content"].as_str().unwrap().to_string();
     assert!(answer.starts_with("The discovery is"), "{answer}");
+}
+
+#[actix_rt::test]
+async fn a_run_whose_server_died_is_marked_interrupted_by_another() {
+    let llm = FakeLlm::start().await;
+    llm.script([Reply::Hang(vec!["Working"])]);
+    let (url, _dir) = crate::helpers::migrated_database().await;
+    let base = llm.base.clone();
+    let survivor = crate::helpers::spawn_on(&url, move |c| {
+        c.lease_seconds = Some(2);
+        c.assistant_url = Some(base);
+    })
+    .await;
+    let mut dying = crate::helpers::serve(
+        &url,
+        &[
+            ("AGENTIC_ASSISTANT_URL", llm.base.as_str()),
+            ("AGENTIC_LEASE_SECONDS", "2"),
+            ("AGENTIC_ALLOW_INSECURE_URLS", "true"),
+        ],
+        std::process::Stdio::null(),
+    );
+    let ada = survivor.tenant().await;
+    let uid = survivor.conversation(&ada, false).await;
+    // Directed through the instance that will die, which drives the run.
+    let mut res = survivor
+        .client
+        .post(format!("{}{}", dying.base, turns(&uid)))
+        .insert_header(("Authorization", format!("Bearer {}", ada.key)))
+        .send_json(&json!({ "content": "a long task" }))
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 202);
+    let body: Value = res.json().await.unwrap();
+    let run = body["data"]["run"]["runId"].as_str().unwrap().to_string();
+    llm.wait_requests(1).await;
+    run_becomes(&survivor, &ada, &uid, &run, "running").await;
+    // Its lease is renewed: the other instance leaves it alone.
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let res = survivor.get(&run_path(&uid, &run), &ada.key).await;
+    assert_eq!(res.data()["run"]["status"], "running");
+
+    dying.child.kill().unwrap();
+    dying.child.wait().unwrap();
+    let ended = run_becomes(&survivor, &ada, &uid, &run, "interrupted").await;
+    assert_eq!(ended["run"]["error"]["code"], "interrupted");
+    let all = history(&survivor, &ada, &uid).await;
+    assert_eq!(all.last().unwrap()["kind"], "notice");
+    // The conversation is not stuck: the next turn is answered.
+    llm.script([text(&["Back."])]);
+    let next = direct(&survivor, &ada, &uid, "again").await;
+    run_becomes(&survivor, &ada, &uid, &next, "completed").await;
 }

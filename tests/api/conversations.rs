@@ -108,7 +108,10 @@ async fn sharing_follows_explicit_value_then_account_default_then_private() {
         )
         .await;
     assert_eq!(res.status, 200, "{}", res.body);
-    assert_eq!(res.data(), &json!({"defaultSharingEnabled": true}));
+    assert_eq!(
+        res.data(),
+        &json!({"defaultSharingEnabled": true, "assistantWritesNeedConfirmation": true})
+    );
     assert_eq!(c(app.post(LIST, &admin.key, &json!({})).await), json!(true));
     assert_eq!(
         c(app
@@ -123,7 +126,10 @@ async fn sharing_follows_explicit_value_then_account_default_then_private() {
             &json!({"defaultSharingEnabled": false}),
         )
         .await;
-    assert_eq!(res.data(), &json!({"defaultSharingEnabled": false}));
+    assert_eq!(
+        res.data(),
+        &json!({"defaultSharingEnabled": false, "assistantWritesNeedConfirmation": true})
+    );
     assert_eq!(
         c(app
             .post(LIST, &admin.key, &json!({"sharingEnabled": true}))
@@ -588,7 +594,10 @@ async fn every_route_needs_a_valid_bearer_token() {
     }
     assert_eq!(app.get(LIST, &t.key).await.data()["totalCount"], json!(1));
     let settings = app.get(SETTINGS, &t.key).await;
-    assert_eq!(settings.data(), &json!({"defaultSharingEnabled": false}));
+    assert_eq!(
+        settings.data(),
+        &json!({"defaultSharingEnabled": false, "assistantWritesNeedConfirmation": true})
+    );
 }
 
 #[actix_web::test]
@@ -605,7 +614,10 @@ async fn settings_are_for_admins_of_accounts_with_the_assistant() {
 
     let res = app.get(SETTINGS, &admin.key).await;
     assert_eq!(res.status, 200);
-    assert_eq!(res.data(), &json!({"defaultSharingEnabled": false}));
+    assert_eq!(
+        res.data(),
+        &json!({"defaultSharingEnabled": false, "assistantWritesNeedConfirmation": true})
+    );
 
     for key in [&member.key, &other_admin.key] {
         app.get(SETTINGS, key).await.assert_error(403, "FORBIDDEN");
@@ -620,7 +632,7 @@ async fn settings_are_for_admins_of_accounts_with_the_assistant() {
     // Refused writes changed nothing.
     assert_eq!(
         app.get(SETTINGS, &admin.key).await.data(),
-        &json!({"defaultSharingEnabled": false})
+        &json!({"defaultSharingEnabled": false, "assistantWritesNeedConfirmation": true})
     );
 
     let res = app
@@ -631,16 +643,31 @@ async fn settings_are_for_admins_of_accounts_with_the_assistant() {
         )
         .await;
     assert_eq!(res.status, 200, "{}", res.body);
-    assert_eq!(res.data(), &json!({"defaultSharingEnabled": true}));
+    assert_eq!(
+        res.data(),
+        &json!({"defaultSharingEnabled": true, "assistantWritesNeedConfirmation": true})
+    );
     assert_eq!(
         app.get(SETTINGS, &admin.key).await.data(),
-        &json!({"defaultSharingEnabled": true})
+        &json!({"defaultSharingEnabled": true, "assistantWritesNeedConfirmation": true})
+    );
+    // A PATCH changes the fields it names only.
+    let res = app
+        .patch(
+            SETTINGS,
+            &admin.key,
+            &json!({"assistantWritesNeedConfirmation": false}),
+        )
+        .await;
+    assert_eq!(
+        res.data(),
+        &json!({"defaultSharingEnabled": true, "assistantWritesNeedConfirmation": false})
     );
     // Settings are per account.
     let stranger = app.tenant().await;
     assert_eq!(
         app.get(SETTINGS, &stranger.key).await.data(),
-        &json!({"defaultSharingEnabled": false})
+        &json!({"defaultSharingEnabled": false, "assistantWritesNeedConfirmation": true})
     );
 
     for (body, field) in [
@@ -650,6 +677,10 @@ async fn settings_are_for_admins_of_accounts_with_the_assistant() {
             "defaultSharingEnabled",
         ),
         (json!({"defaultSharingEnabled": true, "x": 1}), "x"),
+        (
+            json!({"assistantWritesNeedConfirmation": 1}),
+            "assistantWritesNeedConfirmation",
+        ),
     ] {
         let res = app.patch(SETTINGS, &admin.key, &body).await;
         res.assert_error(400, "VALIDATION_ERROR");
@@ -667,7 +698,19 @@ async fn settings_are_for_admins_of_accounts_with_the_assistant() {
     res.assert_error(400, "VALIDATION_ERROR");
     assert_eq!(
         app.get(SETTINGS, &admin.key).await.data(),
-        &json!({"defaultSharingEnabled": true})
+        &json!({"defaultSharingEnabled": true, "assistantWritesNeedConfirmation": false})
+    );
+    // A PATCH changes the fields it names only.
+    let res = app
+        .patch(
+            SETTINGS,
+            &admin.key,
+            &json!({"assistantWritesNeedConfirmation": false}),
+        )
+        .await;
+    assert_eq!(
+        res.data(),
+        &json!({"defaultSharingEnabled": true, "assistantWritesNeedConfirmation": false})
     );
 }
 

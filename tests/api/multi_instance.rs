@@ -959,3 +959,35 @@ async fn a_first_campaign_and_a_currency_change_on_two_instances_never_both_win(
         assert_eq!(now, currency, "the advertiser's currency is the campaign's");
     }
 }
+
+#[actix_web::test]
+#[ignore = "needs PostgreSQL (AGENTIC_TEST_DATABASE_URL)"]
+async fn an_assistant_turn_directed_on_one_instance_streams_on_another_and_runs_once() {
+    use crate::fake_llm::{FakeLlm, Reply};
+    require_postgres();
+    let llm = FakeLlm::start().await;
+    llm.script([Reply::Text(
+        vec!["One", " two", " three"],
+        Duration::from_millis(30),
+    )]);
+    let a = crate::assistant::with_llm(&llm, fast).await;
+    let base = llm.base.clone();
+    let b = spawn_on(&a.database_url, move |c| {
+        fast(c);
+        c.assistant_url = Some(base);
+    })
+    .await;
+    let ada = a.tenant().await;
+    let bo = a.user_in(&ada.account_id, "member", &[]).await;
+    let uid = a.conversation(&ada, true).await;
+    let mut on_b = b.room(&bo, &uid, "", None).await;
+    on_b.expect("ready").await;
+    let run = crate::assistant::direct(&a, &ada, &uid, "count").await;
+    let (streamed, answer) = crate::assistant::answer_of(&mut on_b, &run).await;
+    assert_eq!(streamed, "One two three");
+    assert_eq!(answer["message"]["content"], "One two three");
+    crate::assistant::run_becomes(&b, &bo, &uid, &run, "completed").await;
+    // Both instances saw the turn; one drove it.
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    assert_eq!(llm.seen().len(), 1);
+}

@@ -19,6 +19,16 @@ const READS_DESPITE_THE_VERB: &[(&str, &str)] = &[
     ("post", "/api/v2/auth/stream-tokens"),
     // Checks a constraints object and stores nothing.
     ("post", "/api/v2/buyer/targeting/validate"),
+    // A read-only key may direct a turn (its run gets read tools only) and
+    // stop a run.
+    (
+        "post",
+        "/api/v2/assistant/conversations/{conversationUid}/turns",
+    ),
+    (
+        "post",
+        "/api/v2/assistant/conversations/{conversationUid}/runs/{runId}/cancel",
+    ),
 ];
 
 /// Each documented write route of `/api/v2`, with its path parameters
@@ -138,6 +148,8 @@ async fn a_read_only_key_is_refused_every_write_and_writes_nothing() {
         ("subscriptionId", hook_id.clone()),
         ("campaignId", cmp_id.clone()),
         ("catalogId", cat_id.clone()),
+        ("runId", uuid::Uuid::new_v4().to_string()),
+        ("actionId", "call_1".to_string()),
     ];
     let routes = write_routes(&doc, &ids);
     // Every registered write operation is among the documented routes.
