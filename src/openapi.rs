@@ -316,7 +316,9 @@ fn routes() -> Vec<(String, &'static str, Value)> {
                 "conversation_events",
                 "conversations",
                 "The room's event stream (`text/event-stream`): `ready`, `message.created` \
-                 (with `id:` = sequence), `presence.changed`, `error`; `: ka` keep-alives.",
+                 (with `id:` = sequence), `presence.changed`, `error`; while the assistant \
+                 answers, `message.delta` and `run.updated` (no id, not replayed); `: ka` \
+                 keep-alives.",
                 "conversationUid",
                 "The conversation's id (a UUID).",
                 crate::conversations::routes::EventsQuery::into_params(|| Some(ParameterIn::Query)),

@@ -58,7 +58,9 @@ fn parse_cursor(raw: &str, field: &str) -> Result<i64, ApiError> {
 }
 
 /// The room's event stream (`text/event-stream`): `ready`, `message.created`
-/// (with `id:` = sequence), `presence.changed`, `error`; `: ka` keep-alives.
+/// (with `id:` = sequence), `presence.changed`, `error`; while the assistant
+/// answers, `message.delta` and `run.updated` (no id, not replayed); `: ka`
+/// keep-alives.
 pub async fn conversation_events(
     req: HttpRequest,
     state: web::Data<AppState>,
