@@ -21,6 +21,7 @@ mod m20261202_090000_stream_token_credential_expiry;
 mod m20261203_090000_oauth_client_used;
 mod m20261204_090000_media_buys;
 mod m20261205_090000_media_buy_delivery;
+mod m20261206_170000_api_key_names;
 
 /// A foreign key that deletes the row with its parent.
 pub(crate) fn cascade(
@@ -61,6 +62,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261203_090000_oauth_client_used::Migration),
             Box::new(m20261204_090000_media_buys::Migration),
             Box::new(m20261205_090000_media_buy_delivery::Migration),
+            Box::new(m20261206_170000_api_key_names::Migration),
         ]
     }
 }
