@@ -118,7 +118,10 @@ fn serve(req: &HttpRequest, path: &str) -> Result<HttpResponse, ApiError> {
         .headers()
         .get(header::IF_NONE_MATCH)
         .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| v.split(',').any(|t| t.trim() == etag.as_str() || t.trim() == "*"));
+        .is_some_and(|v| {
+            v.split(',')
+                .any(|t| t.trim() == etag.as_str() || t.trim() == "*")
+        });
     let mut res = secured(if fresh {
         HttpResponse::NotModified()
     } else {

@@ -255,7 +255,7 @@ export async function render(main, params) {
       sections.push(
         h(
           "section",
-          { class: "tag", "aria-labelledby": `tag-${tag}` },
+          { class: "ref-group", "aria-labelledby": `tag-${tag}` },
           h("h2", { id: `tag-${tag}` }, tag),
           prose(described.get(tag)),
           shown.map(({ path, method, op }) => operationView(doc, path, method, op)),
