@@ -145,20 +145,18 @@ async function session(main, id, ctx) {
     );
   }
 
-  function productCard(p) {
+  function setChoice(button, p) {
     const isChosen = chosen.has(p.productId);
-    const choose = h(
-      "button",
-      {
-        type: "button",
-        class: `choose ${isChosen ? "chosen" : ""}`,
-        "aria-pressed": isChosen ? "true" : "false",
-        dataset: { productId: p.productId },
-      },
-      isChosen ? "Chosen" : "Choose",
-    );
-    choose.setAttribute("aria-label", `${isChosen ? "Remove" : "Choose"} ${p.name}`);
-    choose.addEventListener("click", () => toggle(p.productId, choose));
+    button.classList.toggle("chosen", isChosen);
+    button.setAttribute("aria-pressed", isChosen ? "true" : "false");
+    button.setAttribute("aria-label", `${isChosen ? "Remove" : "Choose"} ${p.name}`);
+    button.textContent = isChosen ? "Chosen" : "Choose";
+  }
+
+  function productCard(p) {
+    const choose = h("button", { type: "button", class: "choose", dataset: { productId: p.productId } });
+    setChoice(choose, p);
+    choose.addEventListener("click", () => toggle(p, choose));
     return h(
       "li",
       { class: "product", dataset: { productId: p.productId } },
@@ -174,21 +172,48 @@ async function session(main, id, ctx) {
     );
   }
 
+  /** Each group's section, kept while its revision and message stay, so a
+   * landing seller never redraws (or takes the focus from) the others. */
+  const sections = new Map(); // groupId -> {key, el}
+  const tail = h("div", { class: "group-tail" });
+
+  function groupSection(g, message, fresh) {
+    return h(
+      "section",
+      {
+        class: `group ${fresh ? "landed" : ""}`,
+        dataset: { groupId: g.groupId, revision: String(g.revision) },
+        "aria-labelledby": `g-${g.groupId}`,
+      },
+      h(
+        "h3",
+        { id: `g-${g.groupId}` },
+        g.groupName,
+        h("span", { class: "count" }, ` ${g.products.length} product${g.products.length === 1 ? "" : "s"}`),
+      ),
+      message ? h("p", { class: "seller-message" }, message) : null,
+      g.products.length ? h("ul", { class: "products" }, g.products.map(productCard)) : null,
+    );
+  }
+
   function renderGroups() {
     const ordered = [...groups.values()].sort((a, b) => a.revision - b.revision || a.groupName.localeCompare(b.groupName));
+    ordered.forEach((g, i) => {
+      const result = results.get(Number(String(g.groupId).replace(/^sf_/, "")));
+      const message = result && result.message ? result.message : "";
+      const key = `${g.revision}|${message}`;
+      const known = sections.get(g.groupId);
+      if (!known || known.key !== key) {
+        const el = groupSection(g, message, !known);
+        if (known) known.el.replaceWith(el);
+        sections.set(g.groupId, { key, el });
+      }
+      const el = sections.get(g.groupId).el;
+      if (groupsBox.children[i] !== el) groupsBox.insertBefore(el, groupsBox.children[i] || null);
+    });
+    if (tail.parentNode !== groupsBox) groupsBox.append(tail);
     replace(
-      groupsBox,
-      ordered.map((g) => {
-        const storefront = Number(String(g.groupId).replace(/^sf_/, ""));
-        const result = results.get(storefront);
-        return h(
-          "section",
-          { class: "group", dataset: { groupId: g.groupId, revision: String(g.revision) }, "aria-labelledby": `g-${g.groupId}` },
-          h("h3", { id: `g-${g.groupId}` }, g.groupName, h("span", { class: "count" }, ` ${g.products.length} product${g.products.length === 1 ? "" : "s"}`)),
-          result && result.message ? h("p", { class: "seller-message" }, result.message) : null,
-          g.products.length ? h("ul", { class: "products" }, g.products.map(productCard)) : null,
-        );
-      }),
+      tail,
       complete
         ? [...results.values()]
             .filter((r) => r.status !== "answered" && !groups.has(`sf_${r.agentId}`))
@@ -201,8 +226,18 @@ async function session(main, id, ctx) {
               ),
             )
         : null,
+      groups.size === 0 && complete ? h("p", { class: "empty" }, "No products: no seller had anything for this brief.") : null,
     );
-    if (groups.size === 0 && complete) groupsBox.append(h("p", { class: "empty" }, "No products: no seller had anything for this brief."));
+  }
+
+  /** Every Choose button says whether its product is chosen. */
+  function refreshChoices() {
+    for (const g of groups.values()) {
+      for (const p of g.products) {
+        const button = groupsBox.querySelector(`button.choose[data-product-id="${CSS.escape(p.productId)}"]`);
+        if (button) setChoice(button, p);
+      }
+    }
   }
 
   function absorb(snapshot) {
@@ -230,21 +265,20 @@ async function session(main, id, ctx) {
     chosen.clear();
     for (const c of list.products || []) chosen.set(c.productId, c);
     renderSelection();
+    refreshChoices();
   }
 
-  async function toggle(productId, button) {
+  async function toggle(p, button) {
     button.disabled = true;
     try {
-      const { data } = chosen.has(productId)
-        ? await del(`${base}/products`, { productIds: [productId] })
-        : await post(`${base}/products`, { productIds: [productId] });
+      const { data } = chosen.has(p.productId)
+        ? await del(`${base}/products`, { productIds: [p.productId] })
+        : await post(`${base}/products`, { productIds: [p.productId] });
       await loadChosen(data);
-      renderGroups();
-      const again = groupsBox.querySelector(`button.choose[data-product-id="${CSS.escape(productId)}"]`);
-      if (again) again.focus();
-      announce(chosen.has(productId) ? "Added to the selection." : "Removed from the selection.");
+      announce(chosen.has(p.productId) ? `${p.name} added to the selection.` : `${p.name} removed from the selection.`);
     } catch (err) {
       button.after(errorBox(err));
+    } finally {
       button.disabled = false;
     }
   }

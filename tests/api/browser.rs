@@ -693,11 +693,11 @@ async fn the_token_never_reaches_the_logs() {
 const PAGE: &str = include_str!("../browser/page.html");
 const DRIVER: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/browser/driver.py");
 
-fn chromium_path() -> String {
+pub(crate) fn chromium_path() -> String {
     std::env::var("AGENTIC_CHROMIUM").unwrap_or_else(|_| "/usr/lib/chromium/chromium".into())
 }
 
-fn browser_python() -> String {
+pub(crate) fn browser_python() -> String {
     std::env::var("AGENTIC_BROWSER_PYTHON").unwrap_or_else(|_| {
         let venv = std::env::var("AGENTIC_BROWSER_VENV")
             .unwrap_or_else(|_| "/opt/agentic-api/browser-venv".into());
@@ -876,7 +876,7 @@ fn messages_seen(src: &str) -> String {
 
 /// `false` when the browser tests are skipped knowingly; panics when
 /// something they need is missing otherwise.
-fn browser_available() -> bool {
+pub(crate) fn browser_available() -> bool {
     if let Some(missing) = browser_missing() {
         if std::env::var("AGENTIC_SKIP_BROWSER_TESTS").as_deref() == Ok("1") {
             eprintln!("SKIPPED (AGENTIC_SKIP_BROWSER_TESTS=1): missing {missing}");
