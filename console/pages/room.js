@@ -100,7 +100,7 @@ export async function render(main, params, ctx) {
     return h(
       "li",
       {
-        class: `message ${m.author ? "from-person" : "from-assistant"} ${m.audience === "assistant" ? "to-assistant" : ""} ${extraClass}`,
+        class: `message ${m.author ? "from-person" : "from-assistant"} ${m.author && m.audience === "assistant" ? "to-assistant" : ""} ${extraClass}`,
         dataset: { sequence: String(m.sequence), kind, runId: m.runId || "" },
       },
       h(

@@ -1,15 +1,17 @@
 //! The web console in a real headless Chromium (tests/browser/console_driver.py):
 //! a person signs in through the login page, creates a key and sees it once,
-//! two people share a live room, a discovery lands seller by seller, and the
-//! API reference renders. Each test fails on any console error or CSP
-//! violation in its pages, and keeps screenshots under
-//! `target/browser-artifacts/` (`CARGO_TARGET_DIR` if set).
+//! two people share a live room, a discovery lands seller by seller,
+//! campaigns show their buys, and the API reference renders. Each test fails
+//! on any console error or CSP violation in its pages, and keeps screenshots
+//! under `target/browser-artifacts/` (`CARGO_TARGET_DIR` if set).
 //!
 //! The directed turn (asking the assistant and watching the answer stream)
-//! is in `two_people_share_a_live_room_…`: it drives the turn through the
-//! page whatever the server offers, and checks the streamed answer when the
-//! OpenAPI document lists the turn route, or the console's notice that the
-//! assistant is not there otherwise.
+//! is in `two_people_share_a_live_room_…` ([`direct_a_turn`]): it drives the
+//! turn through the page whatever the server offers, and checks the
+//! streamed answer on both pages when the OpenAPI document lists the turn
+//! route, or the console's notice that the assistant is not there otherwise.
+//! `the_room_shows_a_streamed_answer_…` checks the page's side of the
+//! assistant's contract with the events handed to its own `EventSource`.
 
 use std::time::Duration;
 
@@ -730,6 +732,270 @@ async fn campaigns_show_their_media_buys_with_each_sellers_status() {
     b.click("a", &format!("{row} button[aria-expanded]")).await;
     b.wait_for("a", "tr[data-media-buy-id]", None).await;
     b.screenshot("a", "console-campaigns.png").await;
+    b.assert_no_problems("a").await;
+    b.quit().await;
+}
+
+/// Records every EventSource the page opens, so a test can hand it events.
+const RECORD_EVENT_SOURCES: &str = "(() => { const Native = window.EventSource; const sources = (window.__sources = []); window.EventSource = class extends Native { constructor(url, init) { super(url, init); sources.push(this); } }; })();";
+
+/// JS: hands the room's newest stream a named event with `data`.
+fn room_event(name: &str, data: &Value) -> String {
+    format!(
+        "(() => {{ const es = window.__sources.filter(s => s.url.includes('/events')).pop(); es.dispatchEvent(new MessageEvent({}, {{ data: {} }})); return true; }})()",
+        js_str(name),
+        js_str(&data.to_string())
+    )
+}
+
+/// The assistant's side of the room as the console's contract describes it
+/// (docs/api/console.md, "Directed turns"): the turn's answer, the stream's
+/// `run.updated`, `message.delta` and assistant `message.created` events,
+/// and the run and action routes, answered at the browser's edge, so what
+/// the page does with each is checked whatever assistant the server runs.
+#[actix_web::test]
+async fn the_room_shows_a_streamed_answer_tool_calls_and_actions_as_the_contract_describes() {
+    if !browser_available() {
+        return;
+    }
+    let app = spawn_app().await;
+    let owner = app.tenant().await;
+    let ann = person(&app, &owner.account_id, &[]).await;
+    let uid = app.conversation(&owner, true).await;
+    let mut b = Chromium::launch().await;
+    b.open("a").await;
+    b.ok(json!({"cmd": "init", "page": "a", "js": RECORD_EVENT_SOURCES}))
+        .await;
+    let turn_message = json!({"sequence": 1, "audience": "assistant", "content": "List my advertisers",
+        "author": {"userId": ann.user_id, "name": "Ann"}, "createdAt": "2026-12-01T10:00:00Z"});
+    let run = |id: &str, status: &str| {
+        json!({"runId": id, "conversationUid": uid, "status": status, "turnSequence": 1,
+               "requestedBy": ann.user_id, "createdAt": "2026-12-01T10:00:00Z"})
+    };
+    for (pattern, status, body) in [
+        (
+            "**/turns".to_string(),
+            202,
+            json!({"data": {"message": turn_message, "run": run("run_1", "queued")}, "error": null}),
+        ),
+        (
+            "**/runs/run_2/actions/act_1".to_string(),
+            200,
+            json!({"data": {"run": run("run_2", "running")}, "error": null}),
+        ),
+        (
+            "**/runs/run_3/cancel".to_string(),
+            200,
+            json!({"data": {"run": run("run_3", "canceled")}, "error": null}),
+        ),
+    ] {
+        b.ok(json!({"cmd": "route", "page": "a", "pattern": pattern, "method": "POST", "status": status, "body": body}))
+            .await;
+    }
+    b.sign_in("a", &app.address, &ann.email, PASSWORD).await;
+    b.goto("a", &format!("{}/#/conversations/{uid}", app.address))
+        .await;
+    b.wait_for("a", "#room-status[data-state=live]", None).await;
+
+    // The turn: shown as the person's, and its run queued with Cancel.
+    b.fill("a", "#message", "List my advertisers").await;
+    b.click("a", "#ask-assistant").await;
+    b.wait_for(
+        "a",
+        "#messages li.to-assistant",
+        Some("List my advertisers"),
+    )
+    .await;
+    b.wait_for("a", "#runs .run[data-run-status=queued]", Some("Cancel"))
+        .await;
+    let sent = b.ok(json!({"cmd": "routed", "page": "a"})).await;
+    assert_eq!(
+        serde_json::from_str::<Value>(sent[0]["body"].as_str().unwrap()).unwrap(),
+        json!({"content": "List my advertisers"})
+    );
+
+    // Running, the answer grows (a repeated index is dropped), tools show
+    // compactly, and the answer replaces the typing bubble.
+    let ev = |name: &str, data: Value| room_event(name, &data);
+    b.eval(
+        "a",
+        &ev(
+            "run.updated",
+            json!({"conversationUid": uid, "run": run("run_1", "running")}),
+        ),
+    )
+    .await;
+    b.wait_for("a", "#runs .run[data-run-status=running]", None)
+        .await;
+    for (index, delta) in [
+        (0, "Here are "),
+        (1, "your advertisers"),
+        (1, "your advertisers"),
+    ] {
+        b.eval(
+            "a",
+            &ev(
+                "message.delta",
+                json!({"conversationUid": uid, "runId": "run_1", "index": index, "delta": delta}),
+            ),
+        )
+        .await;
+    }
+    b.wait_for(
+        "a",
+        "#messages li.typing[data-run-id=run_1]",
+        Some("Here are your advertisers"),
+    )
+    .await;
+    assert_eq!(
+        b.eval(
+            "a",
+            "document.querySelector('#messages li.typing .content').textContent"
+        )
+        .await,
+        json!("Here are your advertisers")
+    );
+    let assistant = |seq: i64, kind: &str, content: &str, data: Value| {
+        json!({"conversationUid": uid, "message": {"sequence": seq, "audience": "assistant", "content": content,
+               "runId": "run_1", "kind": kind, "data": data, "createdAt": "2026-12-01T10:00:01Z"}})
+    };
+    b.eval(
+        "a",
+        &ev(
+            "message.created",
+            assistant(
+                2,
+                "tool_call",
+                "",
+                json!({"operation": "list_advertisers", "arguments": {}}),
+            ),
+        ),
+    )
+    .await;
+    b.eval(
+        "a",
+        &ev("message.created", assistant(3, "tool_result", "", json!({"operation": "list_advertisers", "result": [{"id": "adv_1", "name": "Demo Shoes"}]}))),
+    )
+    .await;
+    b.wait_for(
+        "a",
+        "#messages li[data-kind=tool_call] summary",
+        Some("Tool call: list_advertisers"),
+    )
+    .await;
+    b.wait_for(
+        "a",
+        "#messages li[data-kind=tool_result] summary",
+        Some("Tool result"),
+    )
+    .await;
+    b.eval(
+        "a",
+        &ev(
+            "message.created",
+            assistant(
+                4,
+                "answer",
+                "Here are your advertisers: Demo Shoes.",
+                json!({}),
+            ),
+        ),
+    )
+    .await;
+    b.wait_for("a", "#messages li[data-kind=answer]", Some("Demo Shoes."))
+        .await;
+    assert_eq!(
+        b.eval(
+            "a",
+            "document.querySelectorAll('#messages li.typing').length"
+        )
+        .await,
+        json!(0)
+    );
+    b.eval(
+        "a",
+        &ev(
+            "run.updated",
+            json!({"conversationUid": uid, "run": run("run_1", "completed")}),
+        ),
+    )
+    .await;
+    b.wait("a", "document.querySelectorAll('#runs .run').length === 0")
+        .await;
+
+    // A proposed action, confirmed from its card.
+    let mut proposed = assistant(
+        5,
+        "action_proposed",
+        "I can create this advertiser.",
+        json!({"actionId": "act_1", "operation": "create_advertiser", "arguments": {"name": "Acme", "brand": "acme.com"}}),
+    );
+    proposed["message"]["runId"] = json!("run_2");
+    b.eval(
+        "a",
+        &ev(
+            "run.updated",
+            json!({"conversationUid": uid, "run": run("run_2", "awaiting_confirmation")}),
+        ),
+    )
+    .await;
+    b.eval("a", &ev("message.created", proposed)).await;
+    b.wait_for(
+        "a",
+        "#messages li[data-kind=action_proposed] .action-card",
+        Some("create_advertiser"),
+    )
+    .await;
+    b.wait_for(
+        "a",
+        "#runs .run[data-run-status=awaiting_confirmation]",
+        None,
+    )
+    .await;
+    b.screenshot("a", "console-room-contract.png").await;
+    b.click(
+        "a",
+        "#messages li[data-kind=action_proposed] button.primary",
+    )
+    .await;
+    b.wait_for(
+        "a",
+        "#messages li[data-kind=action_proposed] .action-result",
+        Some("Confirmed."),
+    )
+    .await;
+    let sent = b.ok(json!({"cmd": "routed", "page": "a"})).await;
+    let decision = sent
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| {
+            r["url"]
+                .as_str()
+                .unwrap()
+                .ends_with("/runs/run_2/actions/act_1")
+        })
+        .expect("the decision was sent");
+    assert_eq!(
+        serde_json::from_str::<Value>(decision["body"].as_str().unwrap()).unwrap(),
+        json!({"decision": "confirm"})
+    );
+
+    // A queued run is canceled from the run bar.
+    b.eval(
+        "a",
+        &ev(
+            "run.updated",
+            json!({"conversationUid": uid, "run": run("run_3", "queued")}),
+        ),
+    )
+    .await;
+    b.click("a", "#runs .run[data-run-id=run_3] button").await;
+    b.wait(
+        "a",
+        "document.querySelector('#runs .run[data-run-id=run_3]') === null",
+    )
+    .await;
     b.assert_no_problems("a").await;
     b.quit().await;
 }

@@ -22,6 +22,12 @@ line; one JSON reply per command on stdout, {"ok": true, ...} or
   {"cmd": "url", "page": P}                        -> {"value": url}
   {"cmd": "screenshot", "page": P, "path": F, "full": B}  a PNG at F (the whole page
                                                    unless full is false)
+  {"cmd": "init", "page": P, "js": SCRIPT}          run SCRIPT in the page before its own
+                                                   scripts, on every load from now on
+  {"cmd": "route", "page": P, "pattern": GLOB, "method": M, "status": N, "body": JSON}
+                                                   answer M requests to GLOB with JSON
+                                                   (other methods go to the server)
+  {"cmd": "routed", "page": P}                     -> [{"method", "url", "body"}] answered so far
   {"cmd": "problems", "page": P}                   -> console errors (not the network's
                                                       "Failed to load resource" reports),
                                                       page errors and CSP violations
@@ -59,6 +65,7 @@ async def main():
         )
         pages = {}
         problems = {}
+        routed = {}
 
         async def open_page(name):
             context = await browser.new_context(viewport={"width": 1280, "height": 860})
@@ -157,6 +164,28 @@ async def main():
                     os.makedirs(os.path.dirname(cmd["path"]), exist_ok=True)
                     await page.screenshot(path=cmd["path"], full_page=cmd.get("full", True))
                     reply({"ok": True})
+                elif c == "init":
+                    await page.add_init_script(cmd["js"])
+                    reply({"ok": True})
+                elif c == "route":
+                    log = routed.setdefault(name, [])
+                    method, status, body = cmd["method"], cmd["status"], cmd["body"]
+
+                    async def answer(route, request, method=method, status=status, body=body, log=log):
+                        if request.method != method:
+                            await route.continue_()
+                            return
+                        log.append({"method": request.method, "url": request.url, "body": request.post_data})
+                        await route.fulfill(
+                            status=status,
+                            content_type="application/json",
+                            body=json.dumps(body),
+                        )
+
+                    await page.route(cmd["pattern"], answer)
+                    reply({"ok": True})
+                elif c == "routed":
+                    reply({"ok": True, "value": routed.get(name, [])})
                 elif c == "problems":
                     reply({"ok": True, "value": problems.get(name, [])})
                 else:
