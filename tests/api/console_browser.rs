@@ -999,3 +999,55 @@ async fn the_room_shows_a_streamed_answer_tool_calls_and_actions_as_the_contract
     b.assert_no_problems("a").await;
     b.quit().await;
 }
+
+/// With access tokens that last 3 seconds, the console refreshes before
+/// each call (one refresh at a time: a spent refresh token presented again
+/// would revoke the grant), and the room's stream, ended by the server when
+/// its token expires, is reopened from the last message.
+#[actix_web::test]
+async fn a_session_outlives_its_access_tokens_and_the_room_stream_reopens() {
+    if !browser_available() {
+        return;
+    }
+    let app = spawn_app_with(|c| c.oauth.access_ttl = Duration::from_secs(3)).await;
+    let owner = app.tenant().await;
+    let ann = person(&app, &owner.account_id, &[]).await;
+    let uid = app.conversation(&owner, true).await;
+    app.say(&owner, &uid, "Before the token expires").await;
+    let mut b = Chromium::launch().await;
+    b.open("a").await;
+    b.sign_in("a", &app.address, &ann.email, PASSWORD).await;
+    b.goto("a", &format!("{}/#/conversations/{uid}", app.address))
+        .await;
+    b.wait_for("a", "#messages li", Some("Before the token expires"))
+        .await;
+    let first = b
+        .eval(
+            "a",
+            "JSON.parse(sessionStorage.getItem('agentic.console.session')).accessToken",
+        )
+        .await;
+    // The stream's token expires; the server ends it; the console reopens it.
+    tokio::time::sleep(Duration::from_secs(5)).await;
+    app.say(&owner, &uid, "After the token expired").await;
+    b.wait_for("a", "#messages li", Some("After the token expired"))
+        .await;
+    b.wait_for("a", "#room-status[data-state=live]", None).await;
+    // Several calls at once (the page's own), each with a fresh token.
+    b.click("a", "nav a[href='#/keys']").await;
+    b.wait_for("a", "#keys-list", None).await;
+    b.click("a", "nav a[href='#/campaigns']").await;
+    b.wait_for("a", "#campaign-list .empty", None).await;
+    let last = b
+        .eval(
+            "a",
+            "JSON.parse(sessionStorage.getItem('agentic.console.session')).accessToken",
+        )
+        .await;
+    assert_ne!(first, last, "the access token was refreshed");
+    // The grant is whole: the newest token works.
+    let me = app.get("/api/v2/me", last.as_str().unwrap()).await;
+    assert_eq!(me.status, 200, "{}", me.body);
+    b.assert_no_problems("a").await;
+    b.quit().await;
+}
