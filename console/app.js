@@ -112,6 +112,7 @@ function signInView(main, returnTo, problem) {
   const elsewhere = auth.signInAddress();
   const button = h("button", { type: "button", class: "primary", id: "sign-in" }, "Sign in");
   button.addEventListener("click", () => auth.signIn(returnTo).catch((e) => main.append(errorBox(e))));
+  const insecure = !auth.secureEnough();
   replace(
     main,
     title("Sign in"),
@@ -129,7 +130,13 @@ function signInView(main, returnTo, problem) {
           h("a", { href: `${elsewhere}/` }, `${elsewhere}/`),
           " to sign in.",
         )
-      : h("p", {}, button),
+      : insecure
+        ? h(
+            "p",
+            { class: "notice" },
+            "Signing in needs a secure address: https, or this machine's own (localhost). Ask the operator to serve the console over https (AGENTIC_PUBLIC_URL).",
+          )
+        : h("p", {}, button),
     h("p", {}, "The ", h("a", { href: "#/reference" }, "API reference"), " needs no sign-in."),
   );
   main.querySelector("h1").focus();

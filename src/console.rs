@@ -57,7 +57,6 @@ static ASSETS: &[Asset] = assets![
     "lib/api.js" => JS,
     "lib/auth.js" => JS,
     "lib/dom.js" => JS,
-    "lib/sha256.js" => JS,
     "lib/stream.js" => JS,
     "pages/keys.js" => JS,
     "pages/conversations.js" => JS,
@@ -97,12 +96,15 @@ fn etag_of(body: &[u8]) -> String {
     format!("\"{}\"", hex::encode(&Sha256::digest(body)[..16]))
 }
 
-/// Development aid: with `AGENTIC_CONSOLE_DIR` set, the console's files
-/// (the same paths only) are read from that directory on each request, so
-/// a change to them shows on reload without rebuilding the server.
+/// Development aid: with `AGENTIC_CONSOLE_DIR` set (read once), the
+/// console's files (the same paths only) are read from that directory on
+/// each request, so a change to them shows on reload without rebuilding.
+static DEV_DIR: LazyLock<Option<std::path::PathBuf>> =
+    LazyLock::new(|| std::env::var_os("AGENTIC_CONSOLE_DIR").map(Into::into));
+
 fn from_disk(path: &str) -> Option<(Vec<u8>, String)> {
-    let dir = std::env::var_os("AGENTIC_CONSOLE_DIR")?;
-    let body = std::fs::read(std::path::Path::new(&dir).join(path)).ok()?;
+    let dir = DEV_DIR.as_ref()?;
+    let body = std::fs::read(dir.join(path)).ok()?;
     let etag = etag_of(&body);
     Some((body, etag))
 }

@@ -8,8 +8,6 @@
 // Lock, because a refresh token is single use: presenting a spent one
 // revokes the whole grant.
 
-import { sha256 } from "./sha256.js";
-
 const SESSION = "agentic.console.session";
 const PENDING = "agentic.console.pending";
 /** Refresh this long before the access token expires. */
@@ -51,12 +49,21 @@ function randomString(bytes = 32) {
   return base64url(crypto.getRandomValues(new Uint8Array(bytes)));
 }
 
+/** Can this page sign in? The PKCE challenge needs the browser's SHA-256
+ * (crypto.subtle), which only a secure context has: https, or a loopback
+ * address such as localhost. */
+export function secureEnough() {
+  return Boolean(window.isSecureContext && window.crypto && crypto.subtle);
+}
+
 async function challengeOf(verifier) {
-  const data = new TextEncoder().encode(verifier);
-  if (window.crypto && crypto.subtle) {
-    return base64url(new Uint8Array(await crypto.subtle.digest("SHA-256", data)));
+  if (!secureEnough()) {
+    throw new SignInError(
+      "signing in needs a secure address: https (set AGENTIC_PUBLIC_URL to one), or this machine's own, such as localhost",
+    );
   }
-  return base64url(sha256(data));
+  const data = new TextEncoder().encode(verifier);
+  return base64url(new Uint8Array(await crypto.subtle.digest("SHA-256", data)));
 }
 
 /** Goes to the login page; comes back to `returnTo` (a `#/...` route). */

@@ -9,17 +9,16 @@ use std::time::Duration;
 
 use actix_web::http::Method;
 use actix_web::http::header::HeaderMap;
-use base64::Engine;
 use sea_orm::{ColumnTrait, EntityTrait, PaginatorTrait, QueryFilter};
 use serde_json::{Value, json};
-use sha2::{Digest, Sha256};
 
 use agentic_api::auth::oauth::console::{CALLBACK_PATH, CLIENT_ID};
 use agentic_api::auth::tenancy;
 
 use crate::helpers::*;
 
-pub(crate) const PASSWORD: &str = "correct horse battery";
+pub(crate) use crate::oauth::PASSWORD;
+use crate::oauth::pkce;
 
 /// A raw answer, redirects not followed.
 pub(crate) struct Raw {
@@ -100,17 +99,6 @@ async fn raw_form(url: &str, pairs: &[(&str, &str)], cookie: Option<&str>) -> Ra
     }
 }
 
-fn pkce() -> (String, String) {
-    let verifier = format!(
-        "{}{}",
-        uuid::Uuid::new_v4().simple(),
-        uuid::Uuid::new_v4().simple()
-    );
-    let challenge = base64::engine::general_purpose::URL_SAFE_NO_PAD
-        .encode(Sha256::digest(verifier.as_bytes()));
-    (verifier, challenge)
-}
-
 fn authorize_url(base: &str, redirect_uri: &str, challenge: &str, state: &str) -> String {
     format!(
         "{base}/authorize?{}",
@@ -174,87 +162,15 @@ pub(crate) async fn console_sign_in(base: &str, email: &str, password: &str) -> 
     tokens.json()
 }
 
-/// An access token of a registered agent host that `who` allowed with
-/// every right (`platform:write`, "Allow read and change").
+/// An access token of a registered agent host that `who` allowed
+/// ("Allow read and change" on the consent page).
 async fn agent_token(app: &TestApp, who: &Tenant) -> String {
-    let redirect = "http://127.0.0.1:9/callback";
-    let mut res = http()
-        .post(app.url("/auth/register"))
-        .send_json(&json!({"client_name": "Agent", "redirect_uris": [redirect]}))
-        .await
-        .unwrap();
-    let reg: Value = res.json().await.unwrap();
-    let client_id = reg["client_id"].as_str().unwrap().to_string();
+    let client = crate::oauth::client(app, "Agent").await;
     let (verifier, challenge) = pkce();
-    let url = format!(
-        "{}/authorize?{}",
-        app.address,
-        serde_urlencoded::to_string([
-            ("response_type", "code"),
-            ("client_id", client_id.as_str()),
-            ("redirect_uri", redirect),
-            ("scope", "openid platform:write"),
-            ("state", "s"),
-            ("code_challenge", challenge.as_str()),
-            ("code_challenge_method", "S256"),
-        ])
-        .unwrap()
-    );
-    let page = raw_get(&url, &[]).await;
-    let (request, csrf, cookie) = (
-        page.field("request"),
-        page.field("csrf"),
-        page.authz_cookie(),
-    );
-    let consent = raw_form(
-        &app.url("/auth/login"),
-        &[
-            ("request", &request),
-            ("csrf", &csrf),
-            ("email", &who.email),
-            ("password", PASSWORD),
-        ],
-        Some(&cookie),
-    )
-    .await;
-    assert_eq!(consent.status, 200, "{}", consent.text);
-    assert!(
-        consent.text.contains("Allow"),
-        "a consent page: {}",
-        consent.text
-    );
-    let back = raw_form(
-        &app.url("/auth/consent"),
-        &[
-            ("request", &request),
-            ("csrf", &csrf),
-            ("decision", "allow"),
-        ],
-        Some(&cookie),
-    )
-    .await;
-    assert_eq!(back.status, 303, "{}", back.text);
-    let location = url::Url::parse(back.header("location").unwrap()).unwrap();
-    let code = location
-        .query_pairs()
-        .find(|(k, _)| k == "code")
-        .unwrap()
-        .1
-        .into_owned();
-    let tokens = raw_form(
-        &app.url("/auth/token"),
-        &[
-            ("grant_type", "authorization_code"),
-            ("code", &code),
-            ("redirect_uri", redirect),
-            ("client_id", &client_id),
-            ("code_verifier", &verifier),
-        ],
-        None,
-    )
-    .await;
+    let code = crate::oauth::code_for(app, &client, &challenge, who).await;
+    let tokens = crate::oauth::exchange(app, &client, &code, &verifier).await;
     assert_eq!(tokens.status, 200, "{}", tokens.text);
-    tokens.json()["access_token"].as_str().unwrap().to_string()
+    tokens.json["access_token"].as_str().unwrap().to_string()
 }
 
 /// A user of `account_id` who can sign in with `PASSWORD`, with an API key.

@@ -17,7 +17,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::browser::{browser_available, browser_python, chromium_path};
+use crate::browser::{Browser, browser_available};
 use crate::console::{PASSWORD, person};
 use crate::helpers::*;
 
@@ -33,52 +33,16 @@ fn artifact(name: &str) -> String {
     format!("{target}/browser-artifacts/{name}")
 }
 
-/// The driver process: named pages, each its own browser context.
-struct Chromium {
-    child: tokio::process::Child,
-    stdin: tokio::process::ChildStdin,
-    stdout: tokio::io::Lines<tokio::io::BufReader<tokio::process::ChildStdout>>,
-}
+/// The console's driver: named pages, each its own browser context.
+struct Chromium(Browser);
 
 impl Chromium {
     async fn launch() -> Chromium {
-        use tokio::io::AsyncBufReadExt;
-        let mut child = tokio::process::Command::new(browser_python())
-            .arg(DRIVER)
-            .env("AGENTIC_CHROMIUM", chromium_path())
-            .stdin(std::process::Stdio::piped())
-            .stdout(std::process::Stdio::piped())
-            .kill_on_drop(true)
-            .spawn()
-            .expect("the console driver starts");
-        let stdin = child.stdin.take().unwrap();
-        let stdout = tokio::io::BufReader::new(child.stdout.take().unwrap()).lines();
-        let mut c = Chromium {
-            child,
-            stdin,
-            stdout,
-        };
-        let hello = c.read().await;
-        assert_eq!(hello["ok"], json!(true), "browser did not start: {hello}");
-        c
-    }
-
-    async fn read(&mut self) -> Value {
-        let line = tokio::time::timeout(Duration::from_secs(90), self.stdout.next_line())
-            .await
-            .expect("the driver answers within 90 s")
-            .unwrap()
-            .expect("the driver is still running (see its stderr above)");
-        serde_json::from_str(&line).unwrap()
+        Chromium(Browser::spawn(DRIVER, &[]).await)
     }
 
     async fn send(&mut self, cmd: Value) -> Value {
-        use tokio::io::AsyncWriteExt;
-        self.stdin
-            .write_all(format!("{cmd}\n").as_bytes())
-            .await
-            .unwrap();
-        self.read().await
+        self.0.send(cmd).await
     }
 
     /// Sends a command that must succeed; returns its `value`.
@@ -183,10 +147,21 @@ impl Chromium {
         .await;
     }
 
-    async fn quit(mut self) {
-        self.send(json!({"cmd": "quit"})).await;
-        let _ = self.child.wait().await;
+    async fn quit(self) {
+        self.0.quit().await;
     }
+}
+
+/// The server's OpenAPI document.
+async fn openapi(app: &TestApp) -> Value {
+    app.request(
+        actix_web::http::Method::GET,
+        "/api/v2/openapi.json",
+        None,
+        None,
+    )
+    .await
+    .body
 }
 
 fn js_str(s: &str) -> String {
@@ -304,15 +279,7 @@ async fn a_person_signs_in_creates_a_key_shown_once_and_revokes_it_by_keyboard()
 /// streamed answer in every page when the server has the turn route, the
 /// console's notice otherwise.
 async fn direct_a_turn(b: &mut Chromium, app: &TestApp, page: &str, others: &[&str]) {
-    let doc = app
-        .request(
-            actix_web::http::Method::GET,
-            "/api/v2/openapi.json",
-            None,
-            None,
-        )
-        .await
-        .body;
+    let doc = openapi(app).await;
     let has_turns = doc["paths"]
         .get("/api/v2/assistant/conversations/{conversationUid}/turns")
         .is_some_and(|p| p.get("post").is_some());
@@ -608,15 +575,7 @@ async fn the_api_reference_renders_the_openapi_document_without_signing_in() {
         .await
         .as_u64()
         .unwrap();
-    let doc = app
-        .request(
-            actix_web::http::Method::GET,
-            "/api/v2/openapi.json",
-            None,
-            None,
-        )
-        .await
-        .body;
+    let doc = openapi(&app).await;
     let documented: usize = doc["paths"]
         .as_object()
         .unwrap()
