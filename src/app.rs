@@ -168,6 +168,8 @@ impl Application {
                 .configure(crate::phone::inbound::configure)
                 // Sellers' callbacks (signed; AdCP's format).
                 .configure(crate::media_buys::configure)
+                // The web console's static files (its own headers; see `console`).
+                .configure(crate::console::configure)
                 .default_service(web::to(fallback::not_found))
         })
         // Small SSE frames and API responses go out at once instead of

@@ -20,6 +20,10 @@ pub struct Demo {
     /// A fresh key each start (the previous demo key is revoked): keys are
     /// stored hashed, so the only way to show one is to issue it.
     pub api_key: String,
+    /// The demo user's sign-in (the console's login page): the email and a
+    /// fresh random password each start, for the same reason.
+    pub email: String,
+    pub password: String,
     /// The built-in demo storefronts, in `STOREFRONTS` order.
     pub storefront_ids: Vec<i64>,
 }
@@ -86,10 +90,14 @@ pub async fn seed(db: &DatabaseConnection) -> Result<Demo, TenancyError> {
     let storefront_ids = seed_storefronts(db).await?;
     tenancy::revoke_user_keys(db, user_id).await?;
     let api_key = tenancy::create_api_key(db, user_id, &["platform:write".into()]).await?;
+    let password = crate::auth::keys::random_base62(20);
+    tenancy::set_password(db, user_id, &password).await?;
     Ok(Demo {
         account_id: DEMO_ACCOUNT_ID.into(),
         user_id,
         api_key,
+        email: DEMO_EMAIL.into(),
+        password,
         storefront_ids,
     })
 }

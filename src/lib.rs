@@ -10,6 +10,7 @@ pub mod buyer;
 pub mod caller;
 pub mod cli;
 pub mod config;
+pub mod console;
 pub mod conversations;
 pub mod db;
 pub mod demo;

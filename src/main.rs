@@ -40,7 +40,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             raise_open_file_limit();
             let conn = db::connect_with(&config.database_url, config.sqlite_synchronous).await?;
             db::migrate(&conn).await?;
-            if with_demo {
+            let seeded = if with_demo {
                 let d = demo::seed(&conn).await?;
                 println!("demo account: {}", d.account_id);
                 println!("demo API key (platform:write, shown once): {}", d.api_key);
@@ -49,11 +49,21 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
                     d.storefront_ids.len(),
                     d.storefront_ids
                 );
-            }
+                Some(d)
+            } else {
+                None
+            };
             let app = Application::build_with_db(config, conn).await?;
             let signals = Signals::listen()?;
             if let Some(addr) = app.metrics_addr() {
                 println!("metrics on http://{addr}/metrics");
+            }
+            println!("console on {}/", app.state().public_url);
+            if let Some(d) = seeded {
+                println!(
+                    "demo login (console, shown once): {} / {}",
+                    d.email, d.password
+                );
             }
             println!("listening on {}", app.state().listen_url());
             app.run_until_signal(signals).await?;

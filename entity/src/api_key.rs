@@ -18,6 +18,9 @@ pub struct Model {
     /// `key` (an API key) or `oauth` (the credential of an OAuth grant:
     /// no secret, never usable as a key; see `oauth_grant`).
     pub kind: String,
+    /// The user's label for the key (keys page); `None` for keys issued
+    /// without one.
+    pub name: Option<String>,
 }
 
 #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]

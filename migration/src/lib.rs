@@ -22,6 +22,7 @@ mod m20261203_090000_oauth_client_used;
 mod m20261204_090000_media_buys;
 mod m20261205_090000_media_buy_delivery;
 mod m20261206_090000_assistant_runs;
+mod m20261206_170000_api_key_names;
 
 /// A foreign key that deletes the row with its parent.
 pub(crate) fn cascade(
@@ -63,6 +64,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261204_090000_media_buys::Migration),
             Box::new(m20261205_090000_media_buy_delivery::Migration),
             Box::new(m20261206_090000_assistant_runs::Migration),
+            Box::new(m20261206_170000_api_key_names::Migration),
         ]
     }
 }

@@ -1,6 +1,7 @@
 //! The caller's own profile and credentials, as operations: `GET/PATCH
 //! /api/v2/me` so integrators can check a key, the caller's own API keys
-//! (list, revoke), and stream tokens for clients that cannot send headers.
+//! (list, create, revoke: the keys page), and stream tokens for clients
+//! that cannot send headers.
 
 use chrono::{DateTime, Utc};
 use sea_orm::{
@@ -10,7 +11,7 @@ use sea_orm::{
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
-use entity::{api_key, user};
+use entity::{api_key, oauth_grant, user};
 
 use crate::auth::{AccountInfo, CallerInfo, UserInfo, stream_tokens};
 use crate::error::ApiError;
@@ -24,6 +25,7 @@ pub static OPERATIONS: &[&OperationDef] = &[
     &def::<GetMe>(),
     &def::<UpdateMe>(),
     &def::<ListApiKeys>(),
+    &def::<CreateApiKey>(),
     &def::<RevokeApiKey>(),
     &def::<CreateStreamToken>(),
 ];
@@ -114,6 +116,9 @@ impl Operation for UpdateMe {
 #[serde(rename_all = "camelCase")]
 pub struct ApiKeyOut {
     pub id: i64,
+    /// The label given when it was created (none for keys issued by the
+    /// operator).
+    pub name: Option<String>,
     /// The readable, non-secret part: the key starts with `agk_{prefix}_`.
     pub prefix: String,
     pub permissions: Vec<String>,
@@ -125,6 +130,7 @@ impl From<api_key::Model> for ApiKeyOut {
     fn from(m: api_key::Model) -> Self {
         ApiKeyOut {
             id: m.id,
+            name: m.name,
             prefix: m.prefix,
             permissions: m.permissions.split_whitespace().map(String::from).collect(),
             created_at: m.created_at,
@@ -171,6 +177,172 @@ impl Operation for ListApiKeys {
 
     fn pagination(out: &Self::Output) -> Option<Pagination> {
         Some(out.pagination)
+    }
+}
+
+/// What a new key may do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ToSchema)]
+#[schema(rename_all = "lowercase")]
+pub enum KeyAccess {
+    /// Read-only: `platform:read`.
+    Read,
+    /// Reads and writes: `platform:write`.
+    Write,
+}
+
+impl KeyAccess {
+    /// Read as a string first, so any wrong value (a number, `null`, an
+    /// unknown word) is a validation error naming `access`.
+    fn parse(raw: &str) -> Result<Self, ApiError> {
+        match raw {
+            "read" => Ok(KeyAccess::Read),
+            "write" => Ok(KeyAccess::Write),
+            _ => Err(ApiError::invalid("access", "must be \"read\" or \"write\"")),
+        }
+    }
+
+    fn permission(self) -> Permission {
+        match self {
+            KeyAccess::Read => Permission::PlatformRead,
+            KeyAccess::Write => Permission::PlatformWrite,
+        }
+    }
+}
+
+/// A label's longest length, in characters.
+pub const KEY_NAME_MAX: usize = 100;
+/// Live (unrevoked) keys a user may hold at once.
+pub const LIVE_KEYS_MAX: u64 = 100;
+
+#[derive(Deserialize, ToSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct ApiKeyIn {
+    /// A label for the key, 1 to 100 characters after trimming.
+    #[schema(min_length = 1, max_length = 100, pattern = r"\S")]
+    pub name: Option<String>,
+    /// `read` (a read-only key, `platform:read`) or `write` (reads and
+    /// writes, `platform:write`).
+    #[schema(value_type = KeyAccess)]
+    pub access: String,
+}
+
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct CreatedApiKeyOut {
+    pub api_key: ApiKeyOut,
+    /// The key itself, shown this once: only its SHA-256 is stored.
+    pub key: String,
+}
+
+/// A key's label: trimmed, 1 to 100 characters, no control characters.
+fn key_name(raw: Option<String>) -> Result<Option<String>, ApiError> {
+    let Some(raw) = raw else {
+        return Ok(None);
+    };
+    let name = raw.trim();
+    if name.is_empty() || name.chars().count() > KEY_NAME_MAX {
+        return Err(ApiError::invalid(
+            "name",
+            format!("must be 1 to {KEY_NAME_MAX} characters after trimming"),
+        ));
+    }
+    if name.chars().any(char::is_control) {
+        return Err(ApiError::invalid(
+            "name",
+            "must not contain control characters",
+        ));
+    }
+    Ok(Some(name.to_string()))
+}
+
+/// Keys are issued to a person: with an API key, or signed in to the
+/// console. An OAuth grant of any other application cannot make one (a key
+/// would outlive the grant's revocation).
+async fn may_issue_keys(ctx: &Ctx, caller: &CallerInfo) -> Result<(), ApiError> {
+    let credential = api_key::Entity::find_by_id(caller.api_key_id)
+        .one(&ctx.db)
+        .await?
+        .ok_or_else(|| ApiError::Unauthorized("the credential no longer exists".into()))?;
+    if credential.kind != super::keys::KIND_OAUTH_GRANT {
+        return Ok(());
+    }
+    let client = oauth_grant::Entity::find_by_id(credential.id)
+        .one(&ctx.db)
+        .await?
+        .map(|g| g.client_id);
+    if client.is_some_and(|c| super::oauth::console::is_console(&c)) {
+        Ok(())
+    } else {
+        Err(ApiError::Forbidden(
+            "API keys are created in the console or with an API key; an application's OAuth access token cannot create them".into(),
+        ))
+    }
+}
+
+pub struct CreateApiKey;
+
+impl Operation for CreateApiKey {
+    const NAME: &'static str = "create_api_key";
+    const DESCRIPTION: &'static str = "Create an API key for the caller's own user, in the caller's account: `access` `read` (platform:read, read-only) or `write` (platform:write), with an optional `name`. The answer holds the key itself, shown this once (only its hash is stored). A key never has more rights than the credential creating it: `write` needs a credential with platform:write.";
+    const ACCESS: Access = Access::Write;
+    const VERB: Verb = Verb::Post;
+    const PATH: &'static str = "/api-keys";
+    const STATUS: u16 = 201;
+    const ERRORS: &'static [(u16, &'static str)] = &[
+        (
+            403,
+            "a read-only credential; `write` asked by a credential without platform:write; an OAuth access token of an application other than the console",
+        ),
+        (409, "the user already has 100 live keys"),
+    ];
+    type Path = Nothing;
+    type Query = Nothing;
+    type Body = Json<ApiKeyIn>;
+    type Output = CreatedApiKeyOut;
+
+    async fn run(
+        ctx: &Ctx,
+        caller: &CallerInfo,
+        input: Input<Self>,
+    ) -> Result<CreatedApiKeyOut, ApiError> {
+        let body = input.body.0;
+        let access = KeyAccess::parse(&body.access)?;
+        let name = key_name(body.name)?;
+        may_issue_keys(ctx, caller).await?;
+        let permission = access.permission();
+        if access == KeyAccess::Write && !caller.has(Permission::PlatformWrite) {
+            return Err(ApiError::Forbidden(
+                "a key never has more rights than the credential creating it: `write` needs a credential with platform:write".into(),
+            ));
+        }
+        let live = api_key::Entity::find()
+            .filter(api_key::Column::UserId.eq(caller.user.id))
+            .filter(api_key::Column::Kind.eq(super::keys::KIND_API_KEY))
+            .filter(api_key::Column::RevokedAt.is_null())
+            .count(&ctx.db)
+            .await?;
+        if live >= LIVE_KEYS_MAX {
+            return Err(ApiError::conflict(format!(
+                "this user already has {LIVE_KEYS_MAX} live API keys; revoke one first"
+            )));
+        }
+        // The caller's own user, in the caller's account: never an id from
+        // the request.
+        let (row, key) = super::tenancy::issue_api_key(
+            &ctx.db,
+            caller.user.id,
+            &[permission.as_str().to_string()],
+            name,
+        )
+        .await
+        .map_err(|e| match e {
+            super::tenancy::TenancyError::Db(e) => ApiError::from(e),
+            super::tenancy::TenancyError::Invalid(m) => ApiError::internal(m),
+        })?;
+        Ok(CreatedApiKeyOut {
+            api_key: row.into(),
+            key,
+        })
     }
 }
 

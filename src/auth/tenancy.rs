@@ -139,6 +139,17 @@ pub async fn create_api_key(
     user_id: i64,
     permissions: &[String],
 ) -> Result<String> {
+    Ok(issue_api_key(db, user_id, permissions, None).await?.1)
+}
+
+/// Issues a key, optionally named; returns its row and the key itself (the
+/// only time it is ever visible: only its SHA-256 is stored).
+pub async fn issue_api_key(
+    db: &impl ConnectionTrait,
+    user_id: i64,
+    permissions: &[String],
+    name: Option<String>,
+) -> Result<(api_key::Model, String)> {
     let mut perms: Vec<Permission> = Vec::new();
     for p in permissions {
         let p: Permission = p.parse().map_err(TenancyError::Invalid)?;
@@ -150,7 +161,7 @@ pub async fn create_api_key(
         return invalid(format!("unknown user '{user_id}'"));
     }
     let key = keys::generate();
-    api_key::ActiveModel {
+    let row = api_key::ActiveModel {
         user_id: Set(user_id),
         prefix: Set(key.prefix),
         key_hash: Set(key.hash),
@@ -162,11 +173,32 @@ pub async fn create_api_key(
         created_at: Set(Utc::now()),
         revoked_at: Set(None),
         kind: Set(keys::KIND_API_KEY.into()),
+        name: Set(name),
         ..Default::default()
     }
     .insert(db)
     .await?;
-    Ok(key.key)
+    Ok((row, key.key))
+}
+
+/// Sets (or replaces) a user's password; the next sign-in must use it.
+pub async fn set_password(db: &impl ConnectionTrait, user_id: i64, password: &str) -> Result<()> {
+    if password.chars().count() < 8 {
+        return invalid("password must be at least 8 characters");
+    }
+    let hash = hash_password(password)?;
+    let res = user::Entity::update_many()
+        .col_expr(
+            user::Column::PasswordHash,
+            sea_orm::sea_query::Expr::value(hash),
+        )
+        .filter(user::Column::Id.eq(user_id))
+        .exec(db)
+        .await?;
+    if res.rows_affected == 0 {
+        return invalid(format!("unknown user '{user_id}'"));
+    }
+    Ok(())
 }
 
 /// Revokes every live key of a user; returns how many.

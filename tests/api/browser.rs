@@ -693,11 +693,11 @@ async fn the_token_never_reaches_the_logs() {
 const PAGE: &str = include_str!("../browser/page.html");
 const DRIVER: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/browser/driver.py");
 
-fn chromium_path() -> String {
+pub(crate) fn chromium_path() -> String {
     std::env::var("AGENTIC_CHROMIUM").unwrap_or_else(|_| "/usr/lib/chromium/chromium".into())
 }
 
-fn browser_python() -> String {
+pub(crate) fn browser_python() -> String {
     std::env::var("AGENTIC_BROWSER_PYTHON").unwrap_or_else(|_| {
         let venv = std::env::var("AGENTIC_BROWSER_VENV")
             .unwrap_or_else(|_| "/opt/agentic-api/browser-venv".into());
@@ -750,8 +750,9 @@ async fn serve_page() -> (String, actix_web::dev::ServerHandle) {
     (format!("http://127.0.0.1:{port}"), handle)
 }
 
-/// The Playwright driver process (tests/browser/driver.py).
-struct Browser {
+/// A Playwright driver process (tests/browser/driver.py, or another driver
+/// of the same line protocol: one JSON command in, one JSON reply out).
+pub(crate) struct Browser {
     child: tokio::process::Child,
     stdin: tokio::process::ChildStdin,
     stdout: tokio::io::Lines<tokio::io::BufReader<tokio::process::ChildStdout>>,
@@ -763,14 +764,23 @@ impl Browser {
     }
 
     async fn launch_with(javascript: bool) -> Browser {
-        use tokio::io::AsyncBufReadExt;
-        let mut child = tokio::process::Command::new(browser_python())
-            .arg(DRIVER)
-            .env("AGENTIC_CHROMIUM", chromium_path())
-            .env(
+        Self::spawn(
+            DRIVER,
+            &[(
                 "AGENTIC_BROWSER_JAVASCRIPT",
                 if javascript { "on" } else { "off" },
-            )
+            )],
+        )
+        .await
+    }
+
+    /// Starts `driver` with Chromium's path and `envs`; waits for its hello.
+    pub(crate) async fn spawn(driver: &str, envs: &[(&str, &str)]) -> Browser {
+        use tokio::io::AsyncBufReadExt;
+        let mut child = tokio::process::Command::new(browser_python())
+            .arg(driver)
+            .env("AGENTIC_CHROMIUM", chromium_path())
+            .envs(envs.iter().copied())
             .stdin(std::process::Stdio::piped())
             .stdout(std::process::Stdio::piped())
             .kill_on_drop(true)
@@ -797,7 +807,7 @@ impl Browser {
         serde_json::from_str(&line).unwrap()
     }
 
-    async fn send(&mut self, cmd: Value) -> Value {
+    pub(crate) async fn send(&mut self, cmd: Value) -> Value {
         use tokio::io::AsyncWriteExt;
         self.stdin
             .write_all(format!("{cmd}\n").as_bytes())
@@ -856,7 +866,7 @@ impl Browser {
         )
     }
 
-    async fn quit(mut self) {
+    pub(crate) async fn quit(mut self) {
         self.send(json!({"cmd": "quit"})).await;
         let _ = self.child.wait().await;
     }
@@ -876,7 +886,7 @@ fn messages_seen(src: &str) -> String {
 
 /// `false` when the browser tests are skipped knowingly; panics when
 /// something they need is missing otherwise.
-fn browser_available() -> bool {
+pub(crate) fn browser_available() -> bool {
     if let Some(missing) = browser_missing() {
         if std::env::var("AGENTIC_SKIP_BROWSER_TESTS").as_deref() == Ok("1") {
             eprintln!("SKIPPED (AGENTIC_SKIP_BROWSER_TESTS=1): missing {missing}");

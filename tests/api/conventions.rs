@@ -12,7 +12,7 @@ async fn unknown_routes_are_404_envelopes() {
     for path in [
         "/api/v2/nope",
         "/api/v3/me",
-        "/",
+        "/console/nope",
         "/api/v2/me/extra",
         "/%FF%FE",
     ] {

@@ -16,6 +16,8 @@ mod campaigns;
 mod catalogs;
 mod cli;
 mod client_ip;
+mod console;
+mod console_browser;
 mod conventions;
 mod conversations;
 mod demo;

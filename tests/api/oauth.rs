@@ -16,7 +16,7 @@ use agentic_api::auth::tenancy::{self, NewAccount, NewUser};
 use crate::helpers::*;
 
 const REDIRECT: &str = "http://127.0.0.1:9/callback";
-const PASSWORD: &str = "correct horse battery";
+pub(crate) const PASSWORD: &str = "correct horse battery";
 
 /// Form fields.
 type Pairs<'a> = Vec<(&'a str, &'a str)>;
@@ -163,7 +163,7 @@ pub(crate) async fn client(app: &TestApp, name: &str) -> String {
 }
 
 /// A PKCE pair: a random verifier and its S256 challenge.
-fn pkce() -> (String, String) {
+pub(crate) fn pkce() -> (String, String) {
     let verifier = format!(
         "{}{}",
         uuid::Uuid::new_v4().simple(),
@@ -286,7 +286,12 @@ async fn decide(app: &TestApp, login: &Login, decision: &str) -> Answer {
 }
 
 /// Login and consent: the code the browser is sent back with.
-async fn code_for(app: &TestApp, client_id: &str, challenge: &str, who: &Tenant) -> String {
+pub(crate) async fn code_for(
+    app: &TestApp,
+    client_id: &str,
+    challenge: &str,
+    who: &Tenant,
+) -> String {
     code_for_with(app, client_id, challenge, who, &[]).await
 }
 
@@ -311,7 +316,7 @@ async fn code_for_with(
         .into_owned()
 }
 
-async fn exchange(app: &TestApp, client_id: &str, code: &str, verifier: &str) -> Answer {
+pub(crate) async fn exchange(app: &TestApp, client_id: &str, code: &str, verifier: &str) -> Answer {
     form(
         app,
         "/auth/token",

@@ -18,6 +18,7 @@ use sea_orm::{ColumnTrait, EntityTrait, QueryFilter};
 
 use entity::{account, oauth_request, user};
 
+use super::console;
 use super::form::{self, FormError, Params};
 use super::model::{CodeChallenge, Resource, SUPPORTED_SCOPES, Scopes, redirect_host};
 use super::pages::{self, AccessChoice, ConsentPage, FormAction, LoginPage};
@@ -82,7 +83,12 @@ async fn parse_request(
         Ok(None) => return page("client_id is missing.".into()),
         Ok(Some(c)) => c,
     };
-    let Some(client) = store::find_client(&state.db, client_id).await? else {
+    let client = if console::is_console(client_id) {
+        Some(console::client(&state.db, &state.public_url).await?)
+    } else {
+        store::find_client(&state.db, client_id).await?
+    };
+    let Some(client) = client else {
         return page("This application is not registered here (unknown client_id).".into());
     };
     let redirect_uri = match params.get("redirect_uri") {
@@ -385,8 +391,13 @@ async fn login_page(
             user.id
         )));
     };
-    store::sign_in(&state.db, &row.id, user.id).await?;
     let asked = Scopes::from_stored(&row.scope);
+    if console::is_console(&client.id) {
+        // This server's own console: its code can only come back here (see
+        // `console`), so there is nothing to consent to.
+        return answer(&state, &row, user.id, Some(asked)).await;
+    }
+    store::sign_in(&state.db, &row.id, user.id).await?;
     let page = ConsentPage {
         client_name: &client_label(&client),
         redirect_host: &host,
@@ -447,6 +458,17 @@ async fn decide(
             ));
         }
     };
+    answer(&state, &row, user_id, granted).await
+}
+
+/// Ends a signed-in request: a code with the `granted` scopes (or
+/// `access_denied` without) and the browser sent back to the client.
+async fn answer(
+    state: &Ctx,
+    row: &oauth_request::Model,
+    user_id: i64,
+    granted: Option<Scopes>,
+) -> Result<HttpResponse, ApiError> {
     let txn = crate::db::begin_write(&state.db).await?;
     // One answer per request, even if the form is sent twice.
     if !store::finish_request(&txn, &row.id).await? {
@@ -459,7 +481,7 @@ async fn decide(
     }
     let code = match &granted {
         Some(scopes) => {
-            Some(store::issue_code(&txn, state.config.oauth.code_ttl, &row, user_id, scopes).await?)
+            Some(store::issue_code(&txn, state.config.oauth.code_ttl, row, user_id, scopes).await?)
         }
         None => None,
     };

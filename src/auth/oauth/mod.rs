@@ -6,10 +6,12 @@
 //! grant's credential is a row of `api_keys` (see `tokens`), whose
 //! permissions are the grant's platform scopes (see `pages` for the
 //! consent choice). Expired rows and unused clients are pruned (`prune`).
+//! The web console is a built-in first-party client (`console`).
 //!
 //! Outside `/api/v2` and its envelope: clients read the RFCs' shapes.
 
 pub mod authorize;
+pub mod console;
 pub mod endpoints;
 pub mod error;
 pub mod form;
