@@ -121,6 +121,33 @@ pub async fn run(
             release: _,
             carrier_id,
         } => crate::phone::admin::resolve_held(db, &outbox_id, mark_sent, carrier_id).await?,
+        AdminCommand::CreateCustomer {
+            account,
+            name,
+            fax_enabled,
+        } => crate::phone::fax::admin::create_customer(db, &account, &name, fax_enabled).await?,
+        AdminCommand::SetFaxRollout { customer, disable } => {
+            crate::phone::fax::admin::set_fax_rollout(db, customer, !disable).await?
+        }
+        AdminCommand::AssignLineCustomer {
+            endpoint,
+            customer,
+            inactive,
+        } => crate::phone::fax::admin::assign_line(db, &endpoint, customer, !inactive).await?,
+        AdminCommand::GrantCustomerAccess {
+            customer,
+            user,
+            revoke,
+        } => crate::phone::fax::admin::customer_access(db, customer, user, !revoke).await?,
+        AdminCommand::ListFaxes { unresolved, failed } => {
+            crate::phone::fax::admin::list_faxes(db, unresolved, failed).await?
+        }
+        AdminCommand::ResolveFax {
+            fax,
+            sent,
+            failed: _,
+            provider_fax_id,
+        } => crate::phone::fax::admin::resolve_fax(db, fax, sent, provider_fax_id).await?,
         AdminCommand::RegisterStorefront {
             name,
             url,

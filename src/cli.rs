@@ -140,6 +140,62 @@ pub enum AdminCommand {
         #[arg(long, requires = "mark_sent")]
         carrier_id: Option<String>,
     },
+    /// A customer of a seller account, whom its fax lines serve (--fax-enabled
+    /// turns the fax rollout on for it).
+    CreateCustomer {
+        #[arg(long)]
+        account: String,
+        #[arg(long)]
+        name: String,
+        #[arg(long)]
+        fax_enabled: bool,
+    },
+    /// Turn the fax rollout on for a customer (or off with --disable).
+    SetFaxRollout {
+        #[arg(long)]
+        customer: i64,
+        #[arg(long)]
+        disable: bool,
+    },
+    /// A fax line serves a customer of its account (--inactive: not for now).
+    AssignLineCustomer {
+        #[arg(long)]
+        endpoint: String,
+        #[arg(long)]
+        customer: i64,
+        #[arg(long)]
+        inactive: bool,
+    },
+    /// A user (with every key of theirs) may act for a customer (or no
+    /// longer, with --revoke).
+    GrantCustomerAccess {
+        #[arg(long)]
+        customer: i64,
+        #[arg(long)]
+        user: i64,
+        #[arg(long)]
+        revoke: bool,
+    },
+    /// List faxes, newest first: --unresolved (outcome unknown, held for an
+    /// operator) or --failed.
+    ListFaxes {
+        #[arg(long, conflicts_with = "failed")]
+        unresolved: bool,
+        #[arg(long)]
+        failed: bool,
+    },
+    /// Resolve a fax whose outcome was unknown: --sent (with the carrier's
+    /// --provider-fax-id) or --failed (not sent; its requestId may send again).
+    ResolveFax {
+        #[arg(long)]
+        fax: i64,
+        #[arg(long, conflicts_with = "failed", required_unless_present = "failed")]
+        sent: bool,
+        #[arg(long)]
+        failed: bool,
+        #[arg(long, requires = "sent")]
+        provider_fax_id: Option<String>,
+    },
     /// Register a seller agent (AdCP over MCP Streamable HTTP).
     RegisterStorefront {
         /// Unique, whatever the case.

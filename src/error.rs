@@ -192,6 +192,9 @@ pub enum Kind {
     Unprocessable,
     /// Not built yet (501).
     NotImplemented,
+    /// The outcome cannot be known now (503): e.g. a carrier that may have
+    /// taken a submission.
+    Unavailable,
 }
 
 impl ApiError {

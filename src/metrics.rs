@@ -29,6 +29,8 @@ pub const BUS_HEALTHY: &str = "agentic_bus_healthy";
 pub const DB_POOL_SIZE: &str = "agentic_db_pool_connections";
 pub const DB_POOL_IDLE: &str = "agentic_db_pool_idle_connections";
 pub const DB_POOL_MAX: &str = "agentic_db_pool_max_connections";
+pub const FAXES_SENT: &str = "agentic_faxes_sent_total";
+pub const FAX_STATUSES: &str = "agentic_fax_statuses_total";
 
 /// The `route` label of requests that matched no route (bounded cardinality).
 pub const UNMATCHED_ROUTE: &str = "unmatched";
@@ -91,6 +93,14 @@ fn describe() {
         "1 while the event bus delivers between instances, else 0"
     );
     describe_gauge!(DB_POOL_SIZE, "database pool connections, idle and in use");
+    describe_counter!(
+        FAXES_SENT,
+        "fax submissions to the carrier by outcome (queued, rejected, not_sent, unknown)"
+    );
+    describe_counter!(
+        FAX_STATUSES,
+        "fax statuses recorded from the carrier after queued"
+    );
     describe_gauge!(DB_POOL_IDLE, "idle database pool connections");
     describe_gauge!(DB_POOL_MAX, "database pool size limit");
 }
@@ -123,6 +133,23 @@ pub fn room_closed() {
 
 pub fn set_rooms_open(n: usize) {
     gauge!(ROOMS_OPEN).set(n as f64);
+}
+
+/// A fax submission's outcome (a fixed set of labels).
+pub fn fax_submitted(outcome: &'static str) {
+    counter!(FAXES_SENT, "outcome" => outcome).increment(1);
+}
+
+/// A fax status the carrier reported (only statuses of `rank`).
+pub fn fax_status(status: &str) {
+    let label: &'static str = match status {
+        "queued" => "queued",
+        "media.processed" => "media.processed",
+        "sending" => "sending",
+        "delivered" => "delivered",
+        _ => "failed",
+    };
+    counter!(FAX_STATUSES, "status" => label).increment(1);
 }
 
 pub fn set_bus_healthy(healthy: bool) {

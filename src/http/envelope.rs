@@ -67,6 +67,7 @@ impl ResponseError for ApiError {
                 Kind::PaymentRequired => StatusCode::PAYMENT_REQUIRED,
                 Kind::Unprocessable => StatusCode::UNPROCESSABLE_ENTITY,
                 Kind::NotImplemented => StatusCode::NOT_IMPLEMENTED,
+                Kind::Unavailable => StatusCode::SERVICE_UNAVAILABLE,
             },
             ApiError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }

@@ -84,18 +84,26 @@ impl Simulated {
         *self.mode.lock() = mode;
     }
 
-    /// Submissions received so far (each one a send).
+    /// Submissions received so far (each one a send, texts and faxes).
     pub fn submissions(&self) -> u64 {
         self.submissions.load(Ordering::SeqCst)
+    }
+
+    /// Counts one submission.
+    pub fn count_submission(&self) {
+        self.submissions.fetch_add(1, Ordering::SeqCst);
+    }
+
+    pub fn mode(&self) -> SimMode {
+        *self.mode.lock()
     }
 }
 
 #[async_trait::async_trait]
 impl Carrier for Simulated {
     async fn submit(&self, m: &Outgoing) -> Submission {
-        self.submissions.fetch_add(1, Ordering::SeqCst);
-        let mode = *self.mode.lock();
-        match mode {
+        self.count_submission();
+        match self.mode() {
             SimMode::Deliver => Submission::Accepted {
                 carrier_id: format!("sim-{}-{}", m.message_id, uuid::Uuid::new_v4().simple()),
                 report: Some("delivered".into()),

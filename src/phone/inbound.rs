@@ -1,7 +1,7 @@
 //! Carrier webhooks at `POST /carrier/events` (outside `/api/v2`: the
 //! carrier, not an API client, calls it): inbound messages (STOP and its
-//! synonyms opt the sender out of the line, START/UNSTOP opt back in) and
-//! delivery reports, in Telnyx's v2 format.
+//! synonyms opt the sender out of the line, START/UNSTOP opt back in),
+//! delivery reports and fax status events, in Telnyx's v2 format.
 //!
 //! Verified before anything is parsed, with Telnyx's scheme: the header
 //! `telnyx-signature-ed25519` is the base64 Ed25519 signature of
@@ -159,6 +159,17 @@ async fn handle(state: &AppState, event: CarrierEvent) -> Result<(), sea_orm::Db
             let _turn = state.writes.enter().await;
             super::sender::record_report(&state.db, &msg, status).await?;
             Ok(())
+        }
+        CarrierEvent::FaxStatus {
+            fax_id,
+            status,
+            failure_reason,
+            ..
+        } => {
+            // An unknown fax id (another system's fax) is acknowledged and dropped.
+            super::fax::service::report(&state.db, &state.writes, &fax_id, status, failure_reason)
+                .await
+                .map(|_| ())
         }
         CarrierEvent::Other { .. } => Ok(()),
     }

@@ -7,6 +7,7 @@
 
 pub mod admin;
 pub mod carrier;
+pub mod fax;
 pub mod inbound;
 pub mod keywords;
 pub mod limits;
@@ -27,6 +28,8 @@ use crate::ops::{OperationDef, def};
 pub static OPERATIONS: &[&OperationDef] = &[
     &def::<operations::SendSmsMessage>(),
     &def::<operations::SendRcsMessage>(),
+    &def::<fax::operations::SendFax>(),
+    &def::<fax::operations::GetFax>(),
 ];
 
 /// The text queue's handler with its carrier: the Telnyx HTTP adapter at
@@ -61,11 +64,25 @@ pub fn register(
                     "AGENTIC_CARRIER_API_KEY is unset; the carrier will refuse requests"
                 );
             }
-            Arc::new(telnyx::Telnyx::new(outbound, url, key, timeout))
+            let telnyx = Arc::new(telnyx::Telnyx::new(outbound, url, key, timeout));
+            handles.insert(fax::carrier::Faxing(telnyx.clone()));
+            telnyx
         }
         None => {
             let simulated = carrier::Simulated::new(carrier::SimMode::Deliver);
             handles.insert(simulated.clone());
+            // The simulated carrier fetches fax media like a real one: through the guard.
+            match crate::net::Outbound::start(config.url_policy(), Default::default()) {
+                Ok(outbound) => handles.insert(fax::carrier::Faxing(Arc::new(
+                    fax::carrier::SimulatedFax::new(
+                        simulated.clone(),
+                        outbound,
+                        db.clone(),
+                        writes.clone(),
+                    ),
+                ))),
+                Err(e) => tracing::error!(error = %e, "cannot start the simulated fax carrier"),
+            }
             Arc::new(simulated)
         }
     };

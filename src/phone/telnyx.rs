@@ -14,7 +14,8 @@
 use std::time::Duration;
 
 use super::carrier::{Carrier, Outgoing, Submission};
-use super::telnyx_wire::{Accepted, Errors, RcsRequest, SmsRequest};
+use super::fax::carrier::{FaxCarrier, OutgoingFax};
+use super::telnyx_wire::{Accepted, Errors, FaxRequest, RcsRequest, SmsRequest};
 use crate::net::{NetError, Outbound, may_have_arrived, read_body};
 
 /// Largest carrier answer read (they are a few KiB).
@@ -145,6 +146,23 @@ impl Carrier for Telnyx {
         match body {
             Ok(body) => outcome(self.post(path, body).await),
             Err(e) => Submission::Rejected(format!("cannot encode the message: {e}")),
+        }
+    }
+}
+
+#[async_trait::async_trait]
+impl FaxCarrier for Telnyx {
+    /// `POST /v2/faxes`: answered like a text message's send.
+    async fn send_fax(&self, f: &OutgoingFax) -> Submission {
+        let req = FaxRequest {
+            connection_id: f.connection.as_deref(),
+            media_url: &f.media_url,
+            to: &f.to,
+            from: &f.from,
+        };
+        match serde_json::to_vec(&req) {
+            Ok(body) => outcome(self.post("/v2/faxes", body).await),
+            Err(e) => Submission::Rejected(format!("cannot encode the fax: {e}")),
         }
     }
 }

@@ -59,7 +59,18 @@ impl<'a> RcsRequest<'a> {
     }
 }
 
-/// A 2xx answer to either send: the carrier's message id.
+/// `POST /v2/faxes`: the carrier fetches `media_url` itself.
+#[derive(Debug, Serialize)]
+pub struct FaxRequest<'a> {
+    /// The carrier's fax application (the line's profile).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub connection_id: Option<&'a str>,
+    pub media_url: &'a str,
+    pub to: &'a str,
+    pub from: &'a str,
+}
+
+/// A 2xx answer to any send: the carrier's message or fax id.
 #[derive(Debug, Deserialize)]
 pub struct Accepted {
     pub data: AcceptedData,
@@ -184,11 +195,38 @@ pub enum CarrierEvent {
         channel: Channel,
         delivery: Delivery,
     },
+    /// News of a fax we sent (`fax.queued`, `fax.media.processed`,
+    /// `fax.sending.started`, `fax.delivered`, `fax.failed`), as our status.
+    FaxStatus {
+        event_id: String,
+        fax_id: String,
+        status: &'static str,
+        failure_reason: Option<String>,
+    },
     /// An event type we do not act on (acknowledged, not processed).
     Other {
         event_id: String,
         event_type: String,
     },
+}
+
+/// Our status for a fax event type.
+fn fax_status(event_type: &str) -> Option<&'static str> {
+    Some(match event_type {
+        "fax.queued" => "queued",
+        "fax.media.processed" => "media.processed",
+        "fax.sending.started" => "sending",
+        "fax.delivered" => "delivered",
+        "fax.failed" => "failed",
+        _ => return None,
+    })
+}
+
+#[derive(Debug, Deserialize)]
+struct FaxPayload {
+    fax_id: String,
+    #[serde(default)]
+    failure_reason: Option<String>,
 }
 
 /// Why a verified body cannot be read.
@@ -204,6 +242,19 @@ pub fn parse_event(body: &[u8]) -> Result<CarrierEvent, Unreadable> {
         event_type,
         payload,
     } = env.data;
+    if let Some(status) = fax_status(&event_type) {
+        let p: FaxPayload = payload
+            .ok_or_else(|| Unreadable(format!("{event_type} without a payload")))
+            .and_then(|p| {
+                serde_json::from_value(p).map_err(|e| Unreadable(format!("{event_type}: {e}")))
+            })?;
+        return Ok(CarrierEvent::FaxStatus {
+            event_id,
+            fax_id: p.fax_id,
+            status,
+            failure_reason: p.failure_reason,
+        });
+    }
     let payload: Payload = match (&*event_type, payload) {
         ("message.received" | "message.sent" | "message.finalized", Some(p)) => {
             serde_json::from_value(p).map_err(|e| Unreadable(format!("{event_type}: {e}")))?

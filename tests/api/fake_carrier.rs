@@ -1,4 +1,4 @@
-//! A fake carrier speaking Telnyx's v2 messaging wire format on 127.0.0.1
+//! A fake carrier speaking Telnyx's v2 messaging and fax wire format on 127.0.0.1
 //! (port 0): records every submission (path, authorization, JSON body) on
 //! arrival and answers as told (accept with a message id, refuse with a status and
 //! Telnyx's error body, wait first, or never answer); it also signs webhook
@@ -69,7 +69,15 @@ async fn messages(req: HttpRequest, body: web::Bytes, state: web::Data<State>) -
     }
     let status = state.status.load(Ordering::SeqCst);
     let code = actix_web::http::StatusCode::from_u16(status).unwrap_or_default();
-    if (200..300).contains(&status) {
+    if (200..300).contains(&status) && req.path() == "/v2/faxes" {
+        let n = state.next.fetch_add(1, Ordering::SeqCst) + 1;
+        HttpResponse::build(code).json(json!({"data": {
+            "record_type": "fax", "direction": "outbound",
+            "id": format!("b1f2c3d4-0000-4000-8000-{n:012}"),
+            "connection_id": parsed["connection_id"], "media_url": parsed["media_url"],
+            "to": parsed["to"], "from": parsed["from"], "status": "queued",
+        }}))
+    } else if (200..300).contains(&status) {
         let n = state.next.fetch_add(1, Ordering::SeqCst) + 1;
         HttpResponse::build(code).json(json!({"data": {
             "record_type": "message", "direction": "outbound",
@@ -99,6 +107,7 @@ impl FakeCarrier {
                 .app_data(data.clone())
                 .route("/v2/messages", web::post().to(messages))
                 .route("/v2/messages/rcs", web::post().to(messages))
+                .route("/v2/faxes", web::post().to(messages))
         })
         .workers(2)
         .disable_signals()

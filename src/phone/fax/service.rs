@@ -1,0 +1,341 @@
+//! Sending a fax, in the request: the checks (enrolment, the line, the
+//! customer the caller acts for, its rollout), the request id's binding,
+//! then one submission to the carrier whose outcome is recorded as it is
+//! known. An unknown outcome is never retried under the hood: the fax is
+//! `unresolved` and its request id answers 409 until an operator resolves
+//! it (spec rule 10).
+
+use chrono::Utc;
+use sea_orm::sea_query::Expr;
+use sea_orm::{
+    ActiveModelTrait, ColumnTrait, ConnectionTrait, DatabaseConnection, EntityTrait, QueryFilter,
+    QueryOrder, Set,
+};
+
+use entity::{account, customer_access, fax, phone_line, phone_line_customer, seller_customer};
+
+use super::carrier::{Faxing, OutgoingFax};
+use super::model::{Fax, FaxResult, FaxStatus, rank};
+use crate::caller::CallerInfo;
+use crate::error::{ApiError, Kind};
+use crate::ops::Ctx;
+use crate::phone::carrier::Submission;
+
+pub const SUBMITTING: &str = "submitting";
+pub const UNRESOLVED: &str = "unresolved";
+pub const QUEUED: &str = "queued";
+pub const FAILED: &str = "failed";
+
+fn line_not_found() -> ApiError {
+    ApiError::Coded {
+        kind: Kind::NotFound,
+        code: "NOT_FOUND",
+        message: "fax line not found".into(),
+        field: Some("endpointId".into()),
+        details: None,
+    }
+}
+
+/// The customer a fax from `line` is sent for: one the line serves and the
+/// caller may act for (else 403), with the fax rollout and the line active
+/// for it (else 404).
+async fn customer_for(
+    db: &impl ConnectionTrait,
+    caller: &CallerInfo,
+    line: &phone_line::Model,
+) -> Result<seller_customer::Model, ApiError> {
+    let served = phone_line_customer::Entity::find()
+        .filter(phone_line_customer::Column::LineId.eq(line.id))
+        .all(db)
+        .await?;
+    if served.is_empty() {
+        return Err(ApiError::NotFound(format!(
+            "line {} is not active for any customer",
+            line.id
+        )));
+    }
+    let ids: Vec<i64> = served.iter().map(|s| s.customer_id).collect();
+    let allowed: Vec<i64> = customer_access::Entity::find()
+        .filter(customer_access::Column::UserId.eq(caller.user.id))
+        .filter(customer_access::Column::CustomerId.is_in(ids))
+        .all(db)
+        .await?
+        .into_iter()
+        .map(|a| a.customer_id)
+        .collect();
+    if allowed.is_empty() {
+        return Err(ApiError::Forbidden(format!(
+            "this credential has no access to the customer of line {}",
+            line.id
+        )));
+    }
+    let active: Vec<i64> = served
+        .iter()
+        .filter(|s| s.active && allowed.contains(&s.customer_id))
+        .map(|s| s.customer_id)
+        .collect();
+    seller_customer::Entity::find()
+        .filter(seller_customer::Column::Id.is_in(active))
+        .filter(seller_customer::Column::AccountId.eq(caller.account_id()))
+        .filter(seller_customer::Column::FaxEnabled.eq(true))
+        .order_by_asc(seller_customer::Column::Id)
+        .one(db)
+        .await?
+        .ok_or_else(|| {
+            ApiError::NotFound(format!(
+                "faxes are not enabled for the customer of line {}, or the line is not active for it",
+                line.id
+            ))
+        })
+}
+
+/// What the request id already says, if anything.
+fn earlier(existing: &fax::Model, f: &Fax) -> Result<Option<FaxResult>, ApiError> {
+    let same = existing.line_id == f.line_id
+        && existing.to_number == f.to.as_str()
+        && existing.media_sha256 == f.media_sha256;
+    if !same {
+        return Err(ApiError::conflict(
+            "requestId was used for another fax (a different line, destination or PDF digest)",
+        ));
+    }
+    match (&existing.provider_fax_id, existing.status.as_str()) {
+        (Some(id), _) => Ok(Some(FaxResult {
+            provider_fax_id: id.clone(),
+            provider_status: QUEUED.into(),
+            duplicate: true,
+        })),
+        (None, SUBMITTING | UNRESOLVED) => Err(ApiError::conflict(
+            "an earlier submission with this requestId is unresolved: the carrier may have taken it; an operator resolves it",
+        )),
+        // Resolved as failed by an operator: this request sends it anew.
+        (None, _) => Ok(None),
+    }
+}
+
+pub async fn send(ctx: &Ctx, caller: &CallerInfo, f: Fax) -> Result<FaxResult, ApiError> {
+    let db = &ctx.db;
+    let enrolled = account::Entity::find_by_id(caller.account_id().to_string())
+        .one(db)
+        .await?
+        .is_some_and(|a| a.phone_lines_enabled);
+    if !enrolled {
+        return Err(ApiError::NotFound(
+            "the account is not enrolled in agent phone lines".into(),
+        ));
+    }
+    let line = phone_line::Entity::find_by_id(f.line_id)
+        .filter(phone_line::Column::AccountId.eq(caller.account_id()))
+        .one(db)
+        .await?
+        .ok_or_else(line_not_found)?;
+    if line.kind != "fax" {
+        return Err(ApiError::Coded {
+            kind: Kind::Invalid,
+            code: "LINE_NOT_FAX",
+            message: format!(
+                "line {} is a {} line; faxes need a fax line",
+                line.id, line.kind
+            ),
+            field: Some("endpointId".into()),
+            details: None,
+        });
+    }
+    if !line.active {
+        return Err(ApiError::NotFound(format!(
+            "line {} is not active",
+            line.id
+        )));
+    }
+    let customer = customer_for(db, caller, &line).await?;
+    let carrier = ctx.get::<Faxing>()?.clone();
+
+    // The request id's record: new, or what it already says.
+    let now = Utc::now();
+    let request_id = f.request_id.hyphenated().to_string();
+    let turn = ctx.writes.enter().await;
+    let txn = crate::db::begin_write(db).await?;
+    let existing = fax::Entity::find()
+        .filter(fax::Column::AccountId.eq(caller.account_id()))
+        .filter(fax::Column::RequestId.eq(request_id.as_str()))
+        .one(&txn)
+        .await?;
+    let record = match existing {
+        Some(e) => {
+            if let Some(result) = earlier(&e, &f)? {
+                return Ok(result);
+            }
+            let mut row: fax::ActiveModel = e.into();
+            row.status = Set(SUBMITTING.into());
+            row.failure_reason = Set(None);
+            row.updated_at = Set(now);
+            row.update(&txn).await?
+        }
+        None => {
+            fax::ActiveModel {
+                account_id: Set(caller.account_id().to_string()),
+                customer_id: Set(customer.id),
+                line_id: Set(line.id),
+                request_id: Set(request_id),
+                from_number: Set(line.number.clone()),
+                to_number: Set(f.to.as_str().to_string()),
+                media_sha256: Set(f.media_sha256.clone()),
+                provider_fax_id: Set(None),
+                status: Set(SUBMITTING.into()),
+                failure_reason: Set(None),
+                created_at: Set(now),
+                updated_at: Set(now),
+                ..Default::default()
+            }
+            .insert(&txn)
+            .await
+            .map_err(|e| match ApiError::from(e) {
+                // The same request id arriving twice at once.
+                ApiError::Conflict { .. } => {
+                    ApiError::conflict("an earlier submission with this requestId is under way")
+                }
+                other => other,
+            })?
+        }
+    };
+    txn.commit().await?;
+    drop(turn);
+
+    let outgoing = OutgoingFax {
+        fax_id: record.id,
+        from: line.number.clone(),
+        to: record.to_number.clone(),
+        media_url: f.media_url.as_str().to_string(),
+        media_sha256: record.media_sha256.clone(),
+        connection: line.messaging_profile.clone(),
+    };
+    let submission = carrier.0.send_fax(&outgoing).await;
+    record_outcome(ctx, record.id, submission).await
+}
+
+/// Records what the carrier said and answers the request.
+async fn record_outcome(ctx: &Ctx, id: i64, submission: Submission) -> Result<FaxResult, ApiError> {
+    let db = &ctx.db;
+    let _turn = ctx.writes.enter().await;
+    let update = |status: &str, provider: Option<String>, reason: Option<String>| {
+        fax::Entity::update_many()
+            .col_expr(fax::Column::Status, Expr::value(status))
+            .col_expr(fax::Column::ProviderFaxId, Expr::value(provider))
+            .col_expr(fax::Column::FailureReason, Expr::value(reason))
+            .col_expr(fax::Column::UpdatedAt, Expr::value(Utc::now()))
+            .filter(fax::Column::Id.eq(id))
+            .filter(fax::Column::Status.eq(SUBMITTING))
+    };
+    match submission {
+        Submission::Accepted { carrier_id, .. } => {
+            update(QUEUED, Some(carrier_id.clone()), None)
+                .exec(db)
+                .await?;
+            crate::metrics::fax_submitted("queued");
+            Ok(FaxResult {
+                provider_fax_id: carrier_id,
+                provider_status: QUEUED.into(),
+                duplicate: false,
+            })
+        }
+        Submission::NotSent(why) => {
+            // Nothing reached the carrier: the request id is free again.
+            fax::Entity::delete_many()
+                .filter(fax::Column::Id.eq(id))
+                .filter(fax::Column::Status.eq(SUBMITTING))
+                .exec(db)
+                .await?;
+            crate::metrics::fax_submitted("not_sent");
+            tracing::warn!(%why, "fax: the carrier could not be reached; nothing was sent");
+            Err(ApiError::ServiceUnavailable(
+                "the carrier could not be reached and nothing was sent; retry with the same requestId".into(),
+            ))
+        }
+        Submission::Rejected(why) => {
+            fax::Entity::delete_many()
+                .filter(fax::Column::Id.eq(id))
+                .filter(fax::Column::Status.eq(SUBMITTING))
+                .exec(db)
+                .await?;
+            crate::metrics::fax_submitted("rejected");
+            Err(ApiError::Coded {
+                kind: Kind::Invalid,
+                code: "CARRIER_REJECTED",
+                message: format!("the carrier refused the fax: {why}"),
+                field: None,
+                details: None,
+            })
+        }
+        Submission::Unknown(why) => {
+            update(UNRESOLVED, None, Some(why.clone())).exec(db).await?;
+            crate::metrics::fax_submitted("unknown");
+            tracing::warn!(fax = id, %why, "fax: submission outcome unknown; held for an operator");
+            Err(ApiError::Coded {
+                kind: Kind::Unavailable,
+                code: "submission_unknown",
+                message: "the carrier may have accepted this fax; do not resubmit under a new requestId (an operator resolves it)".into(),
+                field: None,
+                details: None,
+            })
+        }
+    }
+}
+
+/// Applies a carrier status to the fax with that carrier id: never
+/// backwards, never after a final one. `false` when no fax has that id
+/// (yet).
+pub async fn report(
+    db: &DatabaseConnection,
+    writes: &crate::db::WriteGate,
+    provider_fax_id: &str,
+    status: &str,
+    reason: Option<String>,
+) -> Result<bool, sea_orm::DbErr> {
+    let Some(new_rank) = rank(status) else {
+        return Ok(true);
+    };
+    let _turn = writes.enter().await;
+    let Some(current) = fax::Entity::find()
+        .filter(fax::Column::ProviderFaxId.eq(provider_fax_id))
+        .one(db)
+        .await?
+    else {
+        return Ok(false);
+    };
+    let moves = rank(&current.status).is_some_and(|r| r < new_rank);
+    if moves {
+        fax::Entity::update_many()
+            .col_expr(fax::Column::Status, Expr::value(status))
+            .col_expr(fax::Column::FailureReason, Expr::value(reason))
+            .col_expr(fax::Column::UpdatedAt, Expr::value(Utc::now()))
+            .filter(fax::Column::Id.eq(current.id))
+            .filter(fax::Column::Status.eq(current.status.as_str()))
+            .exec(db)
+            .await?;
+        crate::metrics::fax_status(status);
+    }
+    Ok(true)
+}
+
+/// A sent fax of the caller's account, for a customer they may act for.
+pub async fn status(
+    db: &DatabaseConnection,
+    caller: &CallerInfo,
+    provider_fax_id: &str,
+) -> Result<FaxStatus, ApiError> {
+    let not_found = || ApiError::not_found("fax");
+    let row = fax::Entity::find()
+        .filter(fax::Column::ProviderFaxId.eq(provider_fax_id))
+        .filter(fax::Column::AccountId.eq(caller.account_id()))
+        .one(db)
+        .await?
+        .ok_or_else(not_found)?;
+    let allowed = customer_access::Entity::find_by_id((row.customer_id, caller.user.id))
+        .one(db)
+        .await?
+        .is_some();
+    if !allowed {
+        return Err(not_found());
+    }
+    Ok(row.into())
+}
