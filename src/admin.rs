@@ -148,6 +148,35 @@ pub async fn run(
             failed: _,
             provider_fax_id,
         } => crate::phone::fax::admin::resolve_fax(db, fax, sent, provider_fax_id).await?,
+        AdminCommand::AssignFaxAgent {
+            endpoint,
+            instructions,
+            tools,
+            tool_user,
+        } => {
+            crate::phone::fax::admin::assign_agent(
+                db,
+                crate::app::OPERATIONS,
+                &endpoint,
+                &instructions,
+                &tools,
+                tool_user,
+            )
+            .await?
+        }
+        AdminCommand::ReceiveSampleFax {
+            endpoint,
+            from,
+            pdf,
+        } => {
+            let bytes = match pdf {
+                Some(path) => Some(std::fs::read(&path).map_err(|e| {
+                    TenancyError::Invalid(format!("cannot read {}: {e}", path.display()))
+                })?),
+                None => None,
+            };
+            crate::phone::fax::admin::receive_sample(db, config, &endpoint, &from, bytes).await?
+        }
         AdminCommand::RegisterStorefront {
             name,
             url,

@@ -166,6 +166,7 @@ impl Application {
                 .configure(auth::oauth::configure)
                 // The carrier's webhooks (signed; its own format).
                 .configure(crate::phone::inbound::configure)
+                .configure(crate::phone::fax::media::configure)
                 // Sellers' callbacks (signed; AdCP's format).
                 .configure(crate::media_buys::configure)
                 // The web console's static files (its own headers; see `console`).
@@ -323,7 +324,13 @@ fn assemble(db: DatabaseConnection, config: Config, bound: std::net::SocketAddr)
     // One outbox for every queue: webhook deliveries and text messages.
     let mut queues = Vec::new();
     queues.extend(crate::webhooks::register(&config));
-    queues.extend(crate::phone::register(&mut handles, &db, &writes, &config));
+    queues.extend(crate::phone::register(
+        &mut handles,
+        &db,
+        &writes,
+        &config,
+        public_url.trim_end_matches('/'),
+    ));
     let mut outbox_tuning = config.outbox.clone();
     if let Some(secs) = config.lease_seconds {
         (outbox_tuning.lease, outbox_tuning.sweep) =
@@ -359,6 +366,7 @@ fn assemble(db: DatabaseConnection, config: Config, bound: std::net::SocketAddr)
     };
     crate::media_buys::start(&ctx);
     crate::assistant::start(&ctx);
+    crate::phone::fax::start(&ctx);
     AppState {
         ctx,
         auth,

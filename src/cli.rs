@@ -196,6 +196,29 @@ pub enum AdminCommand {
         #[arg(long, requires = "sent")]
         provider_fax_id: Option<String>,
     },
+    /// Assign a fax line's storefront agent: its instructions, and the read
+    /// operations (--tool NAME, repeatable) it may call as --tool-user.
+    AssignFaxAgent {
+        #[arg(long)]
+        endpoint: String,
+        #[arg(long, default_value = "")]
+        instructions: String,
+        #[arg(long = "tool")]
+        tools: Vec<String>,
+        #[arg(long)]
+        tool_user: Option<i64>,
+    },
+    /// Receive a sample fax on a line as the carrier would deliver it (a
+    /// sample request for proposal, or --pdf FILE), for a running server's
+    /// pipeline to answer.
+    ReceiveSampleFax {
+        #[arg(long)]
+        endpoint: String,
+        #[arg(long, default_value = "+12125550199")]
+        from: String,
+        #[arg(long)]
+        pdf: Option<std::path::PathBuf>,
+    },
     /// Register a seller agent (AdCP over MCP Streamable HTTP).
     RegisterStorefront {
         /// Unique, whatever the case.

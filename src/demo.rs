@@ -12,6 +12,8 @@ use crate::types::UrlPolicy;
 pub const DEMO_ACCOUNT_ID: &str = "00000000-0000-4000-8000-00000000de30";
 pub const DEMO_EMAIL: &str = "demo-admin@example.com";
 pub const DEMO_SMS_NUMBER: &str = "+12025550100";
+/// The demo fax line's customer.
+pub const DEMO_FAX_CUSTOMER: &str = "Demo Customer";
 pub const DEMO_FAX_NUMBER: &str = "+12025550199";
 
 pub struct Demo {
@@ -87,6 +89,7 @@ pub async fn seed(db: &DatabaseConnection) -> Result<Demo, TenancyError> {
             .await?;
         }
     }
+    seed_fax_customer(db, user_id).await?;
     let storefront_ids = seed_storefronts(db).await?;
     tenancy::revoke_user_keys(db, user_id).await?;
     let api_key = tenancy::create_api_key(db, user_id, &["platform:write".into()]).await?;
@@ -100,6 +103,35 @@ pub async fn seed(db: &DatabaseConnection) -> Result<Demo, TenancyError> {
         password,
         storefront_ids,
     })
+}
+
+/// The demo fax line serves a demo customer with faxes enabled, and the
+/// demo user acts for it, so faxes can be sent and a sample received
+/// (`admin receive-sample-fax`) at once.
+async fn seed_fax_customer(db: &DatabaseConnection, user_id: i64) -> Result<(), TenancyError> {
+    use crate::phone::fax::admin;
+    let Some(line) = phone_line::Entity::find()
+        .filter(phone_line::Column::Number.eq(DEMO_FAX_NUMBER))
+        .one(db)
+        .await?
+    else {
+        return Ok(());
+    };
+    let existing = entity::seller_customer::Entity::find()
+        .filter(entity::seller_customer::Column::AccountId.eq(DEMO_ACCOUNT_ID))
+        .filter(entity::seller_customer::Column::Name.eq(DEMO_FAX_CUSTOMER))
+        .one(db)
+        .await?;
+    let customer = match existing {
+        Some(c) => c.id,
+        None => admin::create_customer(db, DEMO_ACCOUNT_ID, DEMO_FAX_CUSTOMER, true).await?
+            ["customerId"]
+            .as_i64()
+            .unwrap_or_default(),
+    };
+    admin::assign_line(db, &line.id.to_string(), customer, true).await?;
+    admin::customer_access(db, customer, user_id, true).await?;
+    Ok(())
 }
 
 /// Registers the built-in demo sellers' storefronts at their reserved URLs,

@@ -31,6 +31,8 @@ pub const DB_POOL_IDLE: &str = "agentic_db_pool_idle_connections";
 pub const DB_POOL_MAX: &str = "agentic_db_pool_max_connections";
 pub const FAXES_SENT: &str = "agentic_faxes_sent_total";
 pub const FAX_STATUSES: &str = "agentic_fax_statuses_total";
+pub const FAX_INBOUND_STAGES: &str = "agentic_fax_inbound_stages_total";
+pub const FAX_STAGE_SECONDS: &str = "agentic_fax_inbound_stage_seconds";
 
 /// The `route` label of requests that matched no route (bounded cardinality).
 pub const UNMATCHED_ROUTE: &str = "unmatched";
@@ -98,6 +100,15 @@ fn describe() {
         "fax submissions to the carrier by outcome (queued, rejected, not_sent, unknown)"
     );
     describe_counter!(
+        FAX_INBOUND_STAGES,
+        "inbound fax pipeline stages done, by stage (stored, extracted, replied, rendered, sent, expired) and outcome (ok, failed, retry)"
+    );
+    describe_histogram!(
+        FAX_STAGE_SECONDS,
+        metrics::Unit::Seconds,
+        "time one inbound fax pipeline stage took"
+    );
+    describe_counter!(
         FAX_STATUSES,
         "fax statuses recorded from the carrier after queued"
     );
@@ -138,6 +149,17 @@ pub fn set_rooms_open(n: usize) {
 /// A fax submission's outcome (a fixed set of labels).
 pub fn fax_submitted(outcome: &'static str) {
     counter!(FAXES_SENT, "outcome" => outcome).increment(1);
+}
+
+/// An inbound fax's stage, done (`ok`), given up (`failed`) or to be tried
+/// again (`retry`).
+pub fn fax_stage(stage: &'static str, outcome: &'static str) {
+    counter!(FAX_INBOUND_STAGES, "stage" => stage, "outcome" => outcome).increment(1);
+}
+
+/// How long one inbound fax stage took.
+pub fn fax_stage_time(stage: &'static str, took: Duration) {
+    histogram!(FAX_STAGE_SECONDS, "stage" => stage).record(took.as_secs_f64());
 }
 
 /// A fax status the carrier reported (only statuses of `rank`).

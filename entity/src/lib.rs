@@ -27,6 +27,8 @@ pub mod discovery_revision;
 pub mod discovery_selection;
 pub mod discovery_session;
 pub mod fax;
+pub mod fax_agent;
+pub mod inbound_fax;
 pub mod mcp_session;
 pub mod media_buy;
 pub mod oauth_client;

@@ -32,11 +32,13 @@ pub enum Role {
 }
 
 /// Where a user message came from: the person directing the reply, or
-/// someone else in the conversation (context, never instructions).
+/// someone else in the conversation (context, never instructions), or an
+/// outside document the agent answers (a received fax: untrusted).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Origin {
     Turn,
     Room,
+    Document,
 }
 
 #[derive(Debug, Clone)]

@@ -109,6 +109,13 @@ fn since_last_turn(messages: &[ChatMessage]) -> Since<'_> {
 }
 
 fn decide(messages: &[ChatMessage], tools: &[super::ToolSpec]) -> Next {
+    if let Some(doc) = messages
+        .iter()
+        .rev()
+        .find(|m| m.role == Role::User && m.origin == Some(Origin::Document))
+    {
+        return Next::Say(acknowledge(&doc.content));
+    }
     let since = since_last_turn(messages);
     let has = |name: &str| tools.iter().any(|t| t.name == name);
     let t = since.turn.as_str();
@@ -134,6 +141,29 @@ fn decide(messages: &[ChatMessage], tools: &[super::ToolSpec]) -> Next {
         };
     }
     Next::Say(HELP.into())
+}
+
+/// The offline answer to a document (a received fax): a receipt and a
+/// summary of its first lines. The document is only quoted, never obeyed.
+fn acknowledge(document: &str) -> String {
+    let lines: Vec<&str> = document
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect();
+    let words = document.split_whitespace().count();
+    let mut summary: String = lines.iter().take(3).copied().collect::<Vec<_>>().join(" / ");
+    if summary.chars().count() > 300 {
+        summary = summary.chars().take(299).collect::<String>() + "…";
+    }
+    if summary.is_empty() {
+        "Thank you for your fax. We received it, but it carries no readable text; please send it again as a text PDF or call us.".into()
+    } else {
+        format!(
+            "Thank you for your fax. We received it ({words} words) and will answer in detail shortly. \
+             Summary of what we read: {summary}"
+        )
+    }
 }
 
 /// The brief of "discover ...", "find ...", "search for ...".

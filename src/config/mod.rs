@@ -148,6 +148,31 @@ pub struct Config {
           value_parser = clap::value_parser!(u64).range(1..=3600), global = true)]
     pub assistant_run_seconds: u64,
 
+    /// Directory of received faxes and their replies (one subdirectory per
+    /// account and customer); instances sharing a database must share it.
+    #[arg(long, env = "AGENTIC_FAX_STORAGE_DIR", default_value = "fax-files", global = true)]
+    pub fax_storage_dir: std::path::PathBuf,
+
+    /// Days a received fax's files (and its text and reply) are kept.
+    #[arg(long, env = "AGENTIC_FAX_RETENTION_DAYS", default_value_t = 30,
+          value_parser = clap::value_parser!(u64).range(1..=3650), global = true)]
+    pub fax_retention_days: u64,
+
+    /// Largest received fax, in MiB.
+    #[arg(long, env = "AGENTIC_FAX_MAX_MB", default_value_t = 20,
+          value_parser = clap::value_parser!(u64).range(1..=200), global = true)]
+    pub fax_max_mb: u64,
+
+    /// Pages of a received fax whose text is read (the rest is left out).
+    #[arg(long, env = "AGENTIC_FAX_MAX_PAGES", default_value_t = 50,
+          value_parser = clap::value_parser!(u32).range(1..=1000), global = true)]
+    pub fax_max_pages: u32,
+
+    /// The inbound fax pipeline's timings and the text extractor's program;
+    /// not part of the operator contract (tests shorten and set them).
+    #[arg(skip)]
+    pub fax: FaxTuning,
+
     /// HTTP worker threads; 0 (the default) means one per CPU core.
     #[arg(long, env = "AGENTIC_WORKERS", default_value_t = 0, global = true)]
     pub workers: usize,
@@ -294,6 +319,28 @@ pub enum LogFormat {
     Json,
 }
 
+/// The inbound fax pipeline's timings.
+#[derive(Debug, Clone)]
+pub struct FaxTuning {
+    /// How often the pipeline looks for work (it is also woken by new faxes).
+    pub tick: std::time::Duration,
+    /// An instance's claim on a fax it is working on.
+    pub lease: std::time::Duration,
+    /// The program that extracts text (this binary's hidden `internal
+    /// extract-pdf`); `None`: this very binary.
+    pub extractor: Option<std::path::PathBuf>,
+}
+
+impl Default for FaxTuning {
+    fn default() -> Self {
+        FaxTuning {
+            tick: std::time::Duration::from_secs(2),
+            lease: std::time::Duration::from_secs(120),
+            extractor: None,
+        }
+    }
+}
+
 /// How long an idle MCP session is kept.
 pub const MCP_SESSION_TTL: std::time::Duration = std::time::Duration::from_secs(24 * 3600);
 
@@ -407,6 +454,11 @@ impl Config {
             assistant_max_tool_calls: 10,
             assistant_max_tokens: 4096,
             assistant_run_seconds: 120,
+            fax_storage_dir: "fax-files".into(),
+            fax_retention_days: 30,
+            fax_max_mb: 20,
+            fax_max_pages: 50,
+            fax: FaxTuning::default(),
             log: "info".into(),
             log_format: Default::default(),
             metrics: true,

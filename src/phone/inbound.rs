@@ -171,6 +171,15 @@ async fn handle(state: &AppState, event: CarrierEvent) -> Result<(), sea_orm::Db
                 .await
                 .map(|_| ())
         }
+        CarrierEvent::FaxReceived {
+            fax_id,
+            from,
+            to,
+            media_url,
+            ..
+        } => super::fax::receive::receive(&state.ctx, &fax_id, &from, &to, media_url)
+            .await
+            .map_err(sea_orm::DbErr::Custom),
         CarrierEvent::Other { .. } => Ok(()),
     }
 }

@@ -40,8 +40,10 @@ pub fn register(
     db: &sea_orm::DatabaseConnection,
     writes: &crate::db::WriteGate,
     config: &crate::config::Config,
+    public_url: &str,
 ) -> Option<Arc<dyn crate::outbox::Handler>> {
     handles.insert(service::Acceptor::start(db.clone(), writes.clone()));
+    fax::register(handles, config);
     let carrier: Arc<dyn carrier::Carrier> = match &config.carrier_url {
         Some(url) => {
             let timeout = std::time::Duration::from_secs(15);
@@ -71,12 +73,19 @@ pub fn register(
         None => {
             let simulated = carrier::Simulated::new(carrier::SimMode::Deliver);
             handles.insert(simulated.clone());
-            // The simulated carrier fetches fax media like a real one: through the guard.
-            match crate::net::Outbound::start(config.url_policy(), Default::default()) {
-                Ok(outbound) => handles.insert(fax::carrier::Faxing(Arc::new(
+            // The simulated carrier fetches fax media like a real one: through
+            // the guard, except from this server's own public URL (a reply's PDF).
+            let open = crate::types::UrlPolicy {
+                allow_insecure: true,
+            };
+            let clients = crate::net::Outbound::start(config.url_policy(), Default::default())
+                .and_then(|g| Ok((g, crate::net::Outbound::start(open, Default::default())?)));
+            match clients {
+                Ok((guarded, own)) => handles.insert(fax::carrier::Faxing(Arc::new(
                     fax::carrier::SimulatedFax::new(
                         simulated.clone(),
-                        outbound,
+                        guarded,
+                        (public_url.to_string(), own),
                         db.clone(),
                         writes.clone(),
                     ),

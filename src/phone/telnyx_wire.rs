@@ -203,6 +203,15 @@ pub enum CarrierEvent {
         status: &'static str,
         failure_reason: Option<String>,
     },
+    /// A fax arrived on one of our lines; `media_url` is the carrier's
+    /// temporary URL of the PDF (copied, never stored).
+    FaxReceived {
+        event_id: String,
+        fax_id: String,
+        from: String,
+        to: String,
+        media_url: String,
+    },
     /// An event type we do not act on (acknowledged, not processed).
     Other {
         event_id: String,
@@ -220,6 +229,14 @@ fn fax_status(event_type: &str) -> Option<&'static str> {
         "fax.failed" => "failed",
         _ => return None,
     })
+}
+
+#[derive(Debug, Deserialize)]
+struct FaxReceivedPayload {
+    fax_id: String,
+    from: String,
+    to: String,
+    media_url: String,
 }
 
 #[derive(Debug, Deserialize)]
@@ -242,6 +259,20 @@ pub fn parse_event(body: &[u8]) -> Result<CarrierEvent, Unreadable> {
         event_type,
         payload,
     } = env.data;
+    if event_type == "fax.received" {
+        let p: FaxReceivedPayload = payload
+            .ok_or_else(|| Unreadable("fax.received without a payload".into()))
+            .and_then(|p| {
+                serde_json::from_value(p).map_err(|e| Unreadable(format!("fax.received: {e}")))
+            })?;
+        return Ok(CarrierEvent::FaxReceived {
+            event_id,
+            fax_id: p.fax_id,
+            from: p.from,
+            to: p.to,
+            media_url: p.media_url,
+        });
+    }
     if let Some(status) = fax_status(&event_type) {
         let p: FaxPayload = payload
             .ok_or_else(|| Unreadable(format!("{event_type} without a payload")))

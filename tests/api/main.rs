@@ -24,6 +24,7 @@ mod demo;
 mod discovery;
 mod fake_seller_buys;
 mod fax;
+mod fax_inbound;
 mod logs;
 mod mcp;
 mod media_buys;

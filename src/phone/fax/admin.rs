@@ -206,7 +206,188 @@ pub async fn list_faxes(
         q = q.filter(fax::Column::Status.eq(FAILED));
     }
     let rows = q.order_by_desc(fax::Column::Id).limit(100).all(db).await?;
-    Ok(json!({ "faxes": rows.iter().map(fax_json).collect::<Vec<_>>() }))
+    let mut inbound_q = inbound_fax::Entity::find();
+    if unresolved || failed {
+        inbound_q = inbound_q.filter(inbound_fax::Column::Stage.eq("failed"));
+    }
+    let inbound = inbound_q
+        .order_by_desc(inbound_fax::Column::Id)
+        .limit(100)
+        .all(db)
+        .await?;
+    Ok(json!({
+        "faxes": rows.iter().map(fax_json).collect::<Vec<_>>(),
+        "inbound": inbound.iter().map(inbound_json).collect::<Vec<_>>(),
+    }))
+}
+
+/// A received fax and the pipeline's state for it (never its text or
+/// files: those are the customer's).
+fn inbound_json(f: &inbound_fax::Model) -> Value {
+    json!({
+        "inboundFaxId": f.id,
+        "accountId": f.account_id,
+        "customerId": f.customer_id,
+        "endpointId": f.line_id.to_string(),
+        "providerFaxId": f.provider_fax_id,
+        "from": f.from_number,
+        "stage": f.stage,
+        "failure": f.failure,
+        "pages": f.pages,
+        "bytes": f.file_bytes,
+        "truncated": f.truncated,
+        "attempts": f.attempts,
+        "replyFaxId": f.reply_fax_id,
+        "leaseOwner": f.lease_owner,
+        "createdAt": f.created_at,
+        "updatedAt": f.updated_at,
+    })
+}
+
+/// Assigns a fax line's storefront agent (`admin assign-fax-agent`): its
+/// instructions, and the read operations it may call as `tool_user`
+/// (read-only). Write operations are refused: a storefront agent has no
+/// buyer write tools.
+pub async fn assign_agent(
+    db: &DatabaseConnection,
+    registry: crate::ops::Registry,
+    line_id: &str,
+    instructions: &str,
+    tools: &[String],
+    tool_user: Option<i64>,
+) -> Result<Value, TenancyError> {
+    let Some(line) = (match line_id.parse::<i64>() {
+        Ok(id) => phone_line::Entity::find_by_id(id).one(db).await?,
+        Err(_) => None,
+    }) else {
+        return invalid(format!("unknown line '{line_id}'"));
+    };
+    if line.kind != "fax" {
+        return invalid(format!("line {} is not a fax line", line.id));
+    }
+    if instructions.chars().count() > 8_000 {
+        return invalid("--instructions must be at most 8,000 characters");
+    }
+    for t in tools {
+        match registry.find(t) {
+            None => return invalid(format!("unknown operation '{t}'")),
+            Some(d) if d.access != crate::ops::Access::Read => {
+                return invalid(format!(
+                    "'{t}' writes; a storefront agent may only read"
+                ));
+            }
+            Some(_) => {}
+        }
+    }
+    if !tools.is_empty() {
+        let Some(uid) = tool_user else {
+            return invalid("--tool needs --tool-user, the user the agent reads as");
+        };
+        match user::Entity::find_by_id(uid).one(db).await? {
+            Some(u) if u.account_id == line.account_id => {}
+            _ => return invalid(format!("user {uid} is not a user of the line's account")),
+        }
+    }
+    fax_agent::Entity::insert(fax_agent::ActiveModel {
+        line_id: Set(line.id),
+        instructions: Set(instructions.trim().to_string()),
+        tools: Set(tools.join(" ")),
+        tool_user_id: Set(tool_user),
+        updated_at: Set(Utc::now()),
+    })
+    .on_conflict(
+        OnConflict::column(fax_agent::Column::LineId)
+            .update_columns([
+                fax_agent::Column::Instructions,
+                fax_agent::Column::Tools,
+                fax_agent::Column::ToolUserId,
+                fax_agent::Column::UpdatedAt,
+            ])
+            .to_owned(),
+    )
+    .exec_without_returning(db)
+    .await?;
+    Ok(json!({ "endpointId": line.id.to_string(), "tools": tools, "toolUserId": tool_user }))
+}
+
+/// Receives a sample fax on a line as the simulated carrier would deliver
+/// it (`admin receive-sample-fax`): the PDF (a sample request for proposal
+/// unless given) is stored for the line's customer and recorded `stored`,
+/// for a running server's pipeline to answer. For demos and trials.
+pub async fn receive_sample(
+    db: &DatabaseConnection,
+    config: &crate::config::Config,
+    line_id: &str,
+    from: &str,
+    pdf_bytes: Option<Vec<u8>>,
+) -> Result<Value, TenancyError> {
+    let Some(line) = (match line_id.parse::<i64>() {
+        Ok(id) => phone_line::Entity::find_by_id(id).one(db).await?,
+        Err(_) => None,
+    }) else {
+        return invalid(format!("unknown line '{line_id}'"));
+    };
+    if line.kind != "fax" || !line.active {
+        return invalid(format!("line {} is not an active fax line", line.id));
+    }
+    let from = crate::types::E164::parse(from).map_err(TenancyError::Invalid)?;
+    let served: Vec<i64> = phone_line_customer::Entity::find()
+        .filter(phone_line_customer::Column::LineId.eq(line.id))
+        .filter(phone_line_customer::Column::Active.eq(true))
+        .all(db)
+        .await?
+        .into_iter()
+        .map(|s| s.customer_id)
+        .collect();
+    let Some(customer) = seller_customer::Entity::find()
+        .filter(seller_customer::Column::Id.is_in(served))
+        .filter(seller_customer::Column::FaxEnabled.eq(true))
+        .order_by_asc(seller_customer::Column::Id)
+        .one(db)
+        .await?
+    else {
+        return invalid(format!(
+            "line {} serves no customer with faxes enabled (assign-line-customer, set-fax-rollout)",
+            line.id
+        ));
+    };
+    let bytes = match pdf_bytes {
+        Some(b) => b,
+        None => super::pdf::render_text(
+            "Request for proposal",
+            "To the sales team,\n\nWe plan a spring campaign for our running shoes in New York and \
+             Chicago, from 1 March to 30 April, with a budget of 40,000 USD. Please send your \
+             rates for connected TV and sports video, and your availability.\n\nBest regards,\n\
+             The Acme Sports marketing team",
+        )
+        .map_err(|e| TenancyError::Invalid(e.to_string()))?,
+    };
+    super::pdf::validate_within(&bytes, usize::try_from(config.fax_max_mb * 1024 * 1024).unwrap_or(usize::MAX))
+        .map_err(|e| TenancyError::Invalid(format!("the sample is refused: {e}")))?;
+    let storage = super::storage::Storage::new(config.fax_storage_dir.clone());
+    let name = format!("{}.pdf", uuid::Uuid::new_v4().simple());
+    let rel = storage
+        .put(&line.account_id, customer.id, &name, &bytes)
+        .await
+        .map_err(|e| TenancyError::Invalid(format!("cannot store the sample: {e}")))?;
+    let now = Utc::now();
+    let row = inbound_fax::ActiveModel {
+        account_id: Set(line.account_id.clone()),
+        customer_id: Set(customer.id),
+        line_id: Set(line.id),
+        provider_fax_id: Set(format!("sample-{}", uuid::Uuid::new_v4())),
+        from_number: Set(from.as_str().to_string()),
+        to_number: Set(line.number.clone()),
+        stage: Set("stored".into()),
+        file_path: Set(Some(rel)),
+        file_bytes: Set(i64::try_from(bytes.len()).unwrap_or(i64::MAX)),
+        created_at: Set(now),
+        updated_at: Set(now),
+        ..Default::default()
+    }
+    .insert(db)
+    .await?;
+    Ok(json!({ "inboundFaxId": row.id, "endpointId": line.id.to_string(), "stage": "stored" }))
 }
 
 /// Resolves a fax whose outcome was unknown: `sent` (the operator found the

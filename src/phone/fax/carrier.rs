@@ -42,6 +42,9 @@ pub struct Faxing(pub Arc<dyn FaxCarrier>);
 pub struct SimulatedFax {
     sim: Simulated,
     outbound: Outbound,
+    /// This server's public URL and a client for it: replies' PDFs are
+    /// served there, on a loopback or private address in development.
+    own: (String, Outbound),
     db: sea_orm::DatabaseConnection,
     writes: crate::db::WriteGate,
 }
@@ -50,12 +53,14 @@ impl SimulatedFax {
     pub fn new(
         sim: Simulated,
         outbound: Outbound,
+        own: (String, Outbound),
         db: sea_orm::DatabaseConnection,
         writes: crate::db::WriteGate,
     ) -> Self {
         SimulatedFax {
             sim,
             outbound,
+            own,
             db,
             writes,
         }
@@ -102,7 +107,9 @@ impl FaxCarrier for SimulatedFax {
             SimMode::Deliver => {}
         }
         let id = uuid::Uuid::new_v4().hyphenated().to_string();
-        let (outbound, db, writes) = (self.outbound.clone(), self.db.clone(), self.writes.clone());
+        let own = f.media_url.starts_with(&format!("{}/", self.own.0));
+        let outbound = if own { self.own.1.clone() } else { self.outbound.clone() };
+        let (db, writes) = (self.db.clone(), self.writes.clone());
         let (url, digest, fax_id) = (f.media_url.clone(), f.media_sha256.clone(), id.clone());
         tokio::spawn(async move {
             let (status, reason) = match fetch_and_check(&outbound, url, &digest).await {

@@ -209,13 +209,52 @@ pub async fn send(ctx: &Ctx, caller: &CallerInfo, f: Fax) -> Result<FaxResult, A
         media_sha256: record.media_sha256.clone(),
         connection: line.messaging_profile.clone(),
     };
-    let submission = carrier.0.send_fax(&outgoing).await;
-    record_outcome(ctx, record.id, submission).await
+    match submit(ctx, &carrier, &outgoing).await? {
+        Outcome::Queued(carrier_id) => Ok(FaxResult {
+            provider_fax_id: carrier_id,
+            provider_status: QUEUED.into(),
+            duplicate: false,
+        }),
+        Outcome::NotSent(why) => {
+            tracing::warn!(%why, "fax: the carrier could not be reached; nothing was sent");
+            Err(ApiError::ServiceUnavailable(
+                "the carrier could not be reached and nothing was sent; retry with the same requestId".into(),
+            ))
+        }
+        Outcome::Rejected(why) => Err(ApiError::Coded {
+            kind: Kind::Invalid,
+            code: "CARRIER_REJECTED",
+            message: format!("the carrier refused the fax: {why}"),
+            field: None,
+            details: None,
+        }),
+        Outcome::Unknown(_) => Err(ApiError::Coded {
+            kind: Kind::Unavailable,
+            code: "submission_unknown",
+            message: "the carrier may have accepted this fax; do not resubmit under a new requestId (an operator resolves it)".into(),
+            field: None,
+            details: None,
+        }),
+    }
 }
 
-/// Records what the carrier said and answers the request.
-async fn record_outcome(ctx: &Ctx, id: i64, submission: Submission) -> Result<FaxResult, ApiError> {
+/// What one submission came to, recorded.
+pub enum Outcome {
+    /// The carrier's fax id.
+    Queued(String),
+    /// Nothing reached the carrier: the record is gone, the request id free.
+    NotSent(String),
+    /// Refused for good: the record is gone, the request id free.
+    Rejected(String),
+    /// May have been sent: `unresolved`, held for an operator.
+    Unknown(String),
+}
+
+/// Submits the `submitting` fax `f` once and records what the carrier said.
+async fn submit(ctx: &Ctx, carrier: &Faxing, f: &OutgoingFax) -> Result<Outcome, ApiError> {
+    let submission = carrier.0.send_fax(f).await;
     let db = &ctx.db;
+    let id = f.fax_id;
     let _turn = ctx.writes.enter().await;
     let update = |status: &str, provider: Option<String>, reason: Option<String>| {
         fax::Entity::update_many()
@@ -226,59 +265,111 @@ async fn record_outcome(ctx: &Ctx, id: i64, submission: Submission) -> Result<Fa
             .filter(fax::Column::Id.eq(id))
             .filter(fax::Column::Status.eq(SUBMITTING))
     };
-    match submission {
+    let forget = || {
+        fax::Entity::delete_many()
+            .filter(fax::Column::Id.eq(id))
+            .filter(fax::Column::Status.eq(SUBMITTING))
+    };
+    Ok(match submission {
         Submission::Accepted { carrier_id, .. } => {
-            update(QUEUED, Some(carrier_id.clone()), None)
-                .exec(db)
-                .await?;
+            update(QUEUED, Some(carrier_id.clone()), None).exec(db).await?;
             crate::metrics::fax_submitted("queued");
-            Ok(FaxResult {
-                provider_fax_id: carrier_id,
-                provider_status: QUEUED.into(),
-                duplicate: false,
-            })
+            Outcome::Queued(carrier_id)
         }
         Submission::NotSent(why) => {
-            // Nothing reached the carrier: the request id is free again.
-            fax::Entity::delete_many()
-                .filter(fax::Column::Id.eq(id))
-                .filter(fax::Column::Status.eq(SUBMITTING))
-                .exec(db)
-                .await?;
+            forget().exec(db).await?;
             crate::metrics::fax_submitted("not_sent");
-            tracing::warn!(%why, "fax: the carrier could not be reached; nothing was sent");
-            Err(ApiError::ServiceUnavailable(
-                "the carrier could not be reached and nothing was sent; retry with the same requestId".into(),
-            ))
+            Outcome::NotSent(why)
         }
         Submission::Rejected(why) => {
-            fax::Entity::delete_many()
-                .filter(fax::Column::Id.eq(id))
-                .filter(fax::Column::Status.eq(SUBMITTING))
-                .exec(db)
-                .await?;
+            forget().exec(db).await?;
             crate::metrics::fax_submitted("rejected");
-            Err(ApiError::Coded {
-                kind: Kind::Invalid,
-                code: "CARRIER_REJECTED",
-                message: format!("the carrier refused the fax: {why}"),
-                field: None,
-                details: None,
-            })
+            Outcome::Rejected(why)
         }
         Submission::Unknown(why) => {
             update(UNRESOLVED, None, Some(why.clone())).exec(db).await?;
             crate::metrics::fax_submitted("unknown");
             tracing::warn!(fax = id, %why, "fax: submission outcome unknown; held for an operator");
-            Err(ApiError::Coded {
-                kind: Kind::Unavailable,
-                code: "submission_unknown",
-                message: "the carrier may have accepted this fax; do not resubmit under a new requestId (an operator resolves it)".into(),
-                field: None,
-                details: None,
-            })
+            Outcome::Unknown(why)
         }
-    }
+    })
+}
+
+/// The request id of the reply to inbound fax `inbound_id`: the same on
+/// every try, so a reply is submitted at most once however often the stage
+/// is resumed.
+pub fn reply_request_id(inbound_id: i64) -> uuid::Uuid {
+    uuid::Uuid::new_v5(&uuid::Uuid::NAMESPACE_OID, format!("agentic-api/inbound-fax-reply/{inbound_id}").as_bytes())
+}
+
+/// Faxes the reply to a received fax back to its verified originating
+/// number, with its own request id. An earlier try's record decides: sent
+/// (its id), or unknown (never submitted again).
+pub async fn send_reply(
+    ctx: &Ctx,
+    inbound: &entity::inbound_fax::Model,
+    media_url: String,
+    media_sha256: String,
+) -> Result<Outcome, ApiError> {
+    let carrier = ctx.get::<Faxing>()?.clone();
+    let line = phone_line::Entity::find_by_id(inbound.line_id)
+        .one(&ctx.db)
+        .await?
+        .ok_or_else(line_not_found)?;
+    let request_id = reply_request_id(inbound.id).hyphenated().to_string();
+    let now = Utc::now();
+    let turn = ctx.writes.enter().await;
+    let txn = crate::db::begin_write(&ctx.db).await?;
+    let existing = fax::Entity::find()
+        .filter(fax::Column::AccountId.eq(inbound.account_id.as_str()))
+        .filter(fax::Column::RequestId.eq(request_id.as_str()))
+        .one(&txn)
+        .await?;
+    let record = match existing {
+        Some(e) => match (&e.provider_fax_id, e.status.as_str()) {
+            (Some(id), _) => return Ok(Outcome::Queued(id.clone())),
+            (None, SUBMITTING | UNRESOLVED) => {
+                return Ok(Outcome::Unknown("an earlier try's outcome is unknown".into()));
+            }
+            (None, _) => {
+                let mut row: fax::ActiveModel = e.into();
+                row.status = Set(SUBMITTING.into());
+                row.media_sha256 = Set(media_sha256.clone());
+                row.updated_at = Set(now);
+                row.update(&txn).await?
+            }
+        },
+        None => {
+            fax::ActiveModel {
+                account_id: Set(inbound.account_id.clone()),
+                customer_id: Set(inbound.customer_id),
+                line_id: Set(line.id),
+                request_id: Set(request_id),
+                from_number: Set(line.number.clone()),
+                to_number: Set(inbound.from_number.clone()),
+                media_sha256: Set(media_sha256.clone()),
+                provider_fax_id: Set(None),
+                status: Set(SUBMITTING.into()),
+                failure_reason: Set(None),
+                created_at: Set(now),
+                updated_at: Set(now),
+                ..Default::default()
+            }
+            .insert(&txn)
+            .await?
+        }
+    };
+    txn.commit().await?;
+    drop(turn);
+    let outgoing = OutgoingFax {
+        fax_id: record.id,
+        from: line.number.clone(),
+        to: record.to_number.clone(),
+        media_url,
+        media_sha256,
+        connection: line.messaging_profile.clone(),
+    };
+    submit(ctx, &carrier, &outgoing).await
 }
 
 /// Applies a carrier status to the fax with that carrier id: never
