@@ -16,6 +16,7 @@ pub mod db;
 pub mod demo;
 pub mod discovery;
 pub mod error;
+pub mod fax;
 pub mod health;
 pub mod http;
 pub mod mcp;

@@ -1,0 +1,2 @@
+//! Fax lines: PDF handling for inbound faxes and rendered replies.
+pub mod pdf;
