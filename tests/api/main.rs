@@ -23,6 +23,7 @@ mod conversations;
 mod demo;
 mod discovery;
 mod fake_seller_buys;
+mod fax_pdf;
 mod logs;
 mod mcp;
 mod media_buys;
