@@ -36,6 +36,18 @@ pub enum Command {
         #[command(subcommand)]
         command: AdminCommand,
     },
+    /// Work the server runs in child processes of itself; not for operators.
+    #[command(hide = true)]
+    Internal {
+        #[command(subcommand)]
+        command: InternalCommand,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+pub enum InternalCommand {
+    /// Extract a PDF's text from stdin under resource limits; JSON on stdout.
+    ExtractPdf(crate::phone::fax::pdf::ExtractPdfArgs),
 }
 
 #[derive(Subcommand, Debug)]

@@ -3,8 +3,8 @@ use std::process::ExitCode;
 use clap::Parser;
 
 use agentic_api::app::Signals;
-use agentic_api::cli::{Cli, Command};
-use agentic_api::{Application, admin, db, demo, telemetry};
+use agentic_api::cli::{Cli, Command, InternalCommand};
+use agentic_api::{Application, admin, db, demo, phone, telemetry};
 
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
@@ -25,6 +25,9 @@ async fn main() -> ExitCode {
 async fn run(cli: Cli) -> anyhow::Result<()> {
     let config = cli.config;
     match cli.command {
+        Command::Internal {
+            command: InternalCommand::ExtractPdf(args),
+        } => phone::fax::pdf::run_child(&args)?,
         Command::Migrate => {
             let conn = db::connect_with(&config.database_url, config.sqlite_synchronous).await?;
             db::migrate(&conn).await?;

@@ -145,14 +145,24 @@ fn decide(messages: &[ChatMessage], tools: &[super::ToolSpec]) -> Next {
 
 /// The offline answer to a document (a received fax): a receipt and a
 /// summary of its first lines. The document is only quoted, never obeyed.
-fn acknowledge(document: &str) -> String {
+fn acknowledge(message: &str) -> String {
+    // The document itself, when the message quotes it between <<< and >>>.
+    let document = match (message.find("<<<"), message.rfind(">>>")) {
+        (Some(a), Some(b)) if a + 3 <= b => &message[a + 3..b],
+        _ => message,
+    };
     let lines: Vec<&str> = document
         .lines()
         .map(str::trim)
         .filter(|l| !l.is_empty())
         .collect();
     let words = document.split_whitespace().count();
-    let mut summary: String = lines.iter().take(3).copied().collect::<Vec<_>>().join(" / ");
+    let mut summary: String = lines
+        .iter()
+        .take(3)
+        .copied()
+        .collect::<Vec<_>>()
+        .join(" / ");
     if summary.chars().count() > 300 {
         summary = summary.chars().take(299).collect::<String>() + "…";
     }

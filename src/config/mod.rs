@@ -150,7 +150,12 @@ pub struct Config {
 
     /// Directory of received faxes and their replies (one subdirectory per
     /// account and customer); instances sharing a database must share it.
-    #[arg(long, env = "AGENTIC_FAX_STORAGE_DIR", default_value = "fax-files", global = true)]
+    #[arg(
+        long,
+        env = "AGENTIC_FAX_STORAGE_DIR",
+        default_value = "fax-files",
+        global = true
+    )]
     pub fax_storage_dir: std::path::PathBuf,
 
     /// Days a received fax's files (and its text and reply) are kept.

@@ -60,7 +60,11 @@ struct Inbound {
 async fn inbound(tweak: impl FnOnce(&mut agentic_api::Config) + 'static) -> Inbound {
     let carrier = FakeCarrier::start().await;
     let dir = tempfile::tempdir().unwrap();
-    let (base, public, root) = (carrier.base.clone(), carrier.public_key(), dir.path().to_path_buf());
+    let (base, public, root) = (
+        carrier.base.clone(),
+        carrier.public_key(),
+        dir.path().to_path_buf(),
+    );
     let app = spawn_app_with(move |c| {
         c.carrier_url = Some(base);
         c.carrier_public_key = Some(public.parse().unwrap());
@@ -73,7 +77,10 @@ async fn inbound(tweak: impl FnOnce(&mut agentic_api::Config) + 'static) -> Inbo
     let mut account = NewAccount::named("Seller");
     account.phone_lines = true;
     let t = app.tenant_with(account, "admin", &["platform:write"]).await;
-    let number = format!("+1332555{:04}", uuid::Uuid::new_v4().as_u128() as u32 % 10_000);
+    let number = format!(
+        "+1332555{:04}",
+        uuid::Uuid::new_v4().as_u128() as u32 % 10_000
+    );
     let line = tenancy::provision_line(
         &app.db,
         NewLine {
@@ -88,9 +95,13 @@ async fn inbound(tweak: impl FnOnce(&mut agentic_api::Config) + 'static) -> Inbo
     .await
     .unwrap()
     .to_string();
-    let c = admin::create_customer(&app.db, &t.account_id, "Initech", true).await.unwrap();
+    let c = admin::create_customer(&app.db, &t.account_id, "Initech", true)
+        .await
+        .unwrap();
     let customer = c["customerId"].as_i64().unwrap();
-    admin::assign_line(&app.db, &line, customer, true).await.unwrap();
+    admin::assign_line(&app.db, &line, customer, true)
+        .await
+        .unwrap();
     Inbound {
         app,
         carrier,
@@ -104,12 +115,13 @@ async fn inbound(tweak: impl FnOnce(&mut agentic_api::Config) + 'static) -> Inbo
 impl Inbound {
     /// Delivers a `fax.received` event, signed (or not) at `at`.
     async fn event(&self, fax_id: &str, from: &str, media_url: &str, at: i64, signed: bool) -> u16 {
-        let body = json!({"data": {"event_type": "fax.received", "id": uuid::Uuid::new_v4().to_string(),
+        let body =
+            json!({"data": {"event_type": "fax.received", "id": uuid::Uuid::new_v4().to_string(),
             "occurred_at": "2026-11-28T10:00:00Z", "record_type": "event",
             "payload": {"fax_id": fax_id, "connection_id": "fax-app", "direction": "inbound",
                 "from": from, "to": self.line_number, "media_url": media_url, "page_count": 2,
                 "status": "received"}}})
-        .to_string();
+            .to_string();
         let mut req = self
             .app
             .client
@@ -117,7 +129,10 @@ impl Inbound {
             .insert_header(("content-type", "application/json"))
             .insert_header(("telnyx-timestamp", at.to_string()));
         if signed {
-            req = req.insert_header(("telnyx-signature-ed25519", self.carrier.sign(body.as_bytes(), at)));
+            req = req.insert_header((
+                "telnyx-signature-ed25519",
+                self.carrier.sign(body.as_bytes(), at),
+            ));
         }
         req.send_body(body).await.unwrap().status().as_u16()
     }
@@ -140,7 +155,10 @@ impl Inbound {
             }
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
-        panic!("fax {fax_id} did not reach {want}: {:?}", self.row(fax_id).await);
+        panic!(
+            "fax {fax_id} did not reach {want}: {:?}",
+            self.row(fax_id).await
+        );
     }
 }
 
@@ -165,31 +183,58 @@ async fn a_received_fax_is_answered_and_faxed_back_as_a_pdf_with_its_text() {
     let base = files(vec![("in.pdf", sent)]).await;
     let s = inbound(|_| {}).await;
     let url = format!("{base}/in.pdf");
-    assert_eq!(s.event("fax-in-1", "+13125550111", &url, now(), true).await, 200);
+    assert_eq!(
+        s.event("fax-in-1", "+13125550111", &url, now(), true).await,
+        200
+    );
     let done = s.stage_becomes("fax-in-1", "sent").await;
     assert_eq!(done.customer_id, s.customer);
     assert_eq!(done.account_id, s.account);
-    assert!(done.extracted_text.as_deref().unwrap().contains("connected TV rates"));
+    assert!(
+        done.extracted_text
+            .as_deref()
+            .unwrap()
+            .contains("connected TV rates")
+    );
     // The carrier's temporary URL is nowhere in the record.
     assert!(!format!("{done:?}").contains(&base), "{done:?}");
     // The reply went to the verified originating number, as a PDF the carrier fetches.
-    let reqs: Vec<_> = s.carrier.requests().into_iter().filter(|r| r.path == "/v2/faxes").collect();
+    let reqs: Vec<_> = s
+        .carrier
+        .requests()
+        .into_iter()
+        .filter(|r| r.path == "/v2/faxes")
+        .collect();
     assert_eq!(reqs.len(), 1);
     assert_eq!(reqs[0].body["to"], "+13125550111");
     assert_eq!(reqs[0].body["from"], s.line_number.as_str());
     let media = reqs[0].body["media_url"].as_str().unwrap().to_string();
-    assert!(media.starts_with(&format!("{}/fax-media/", s.app.address)), "{media}");
+    assert!(
+        media.starts_with(&format!("{}/fax-media/", s.app.address)),
+        "{media}"
+    );
     let mut res = s.app.client.get(media.as_str()).send().await.unwrap();
     assert_eq!(res.status(), 200);
-    assert_eq!(res.headers().get("content-type").unwrap(), "application/pdf");
+    assert_eq!(
+        res.headers().get("content-type").unwrap(),
+        "application/pdf"
+    );
     let reply = res.body().await.unwrap();
     let text = text_of(&reply).await;
     assert!(text.contains("Thank you for your fax"), "{text}");
     assert!(text.contains("connected TV rates"), "{text}");
     // The carrier repeating the event changes nothing.
-    assert_eq!(s.event("fax-in-1", "+13125550111", &url, now(), true).await, 200);
+    assert_eq!(
+        s.event("fax-in-1", "+13125550111", &url, now(), true).await,
+        200
+    );
     tokio::time::sleep(Duration::from_millis(500)).await;
-    let reqs = s.carrier.requests().into_iter().filter(|r| r.path == "/v2/faxes").count();
+    let reqs = s
+        .carrier
+        .requests()
+        .into_iter()
+        .filter(|r| r.path == "/v2/faxes")
+        .count();
     assert_eq!(reqs, 1);
     // Operators see the pipeline's state, never the text.
     let out = cli(&s.app.database_url, &["admin", "list-faxes"]);
@@ -214,18 +259,93 @@ async fn unsigned_stale_non_pdf_oversized_and_malformed_faxes_fail_cleanly() {
     ])
     .await;
     let s = inbound(|c| c.fax_max_mb = 1).await;
-    assert_eq!(s.event("u-1", "+13125550111", &format!("{base}/ok.pdf"), now(), false).await, 401);
-    assert_eq!(s.event("u-2", "+13125550111", &format!("{base}/ok.pdf"), now() - 3600, true).await, 401);
+    assert_eq!(
+        s.event(
+            "u-1",
+            "+13125550111",
+            &format!("{base}/ok.pdf"),
+            now(),
+            false
+        )
+        .await,
+        401
+    );
+    assert_eq!(
+        s.event(
+            "u-2",
+            "+13125550111",
+            &format!("{base}/ok.pdf"),
+            now() - 3600,
+            true
+        )
+        .await,
+        401
+    );
     assert!(s.row("u-1").await.is_none() && s.row("u-2").await.is_none());
-    assert_eq!(s.event("t-1", "+13125550111", &format!("{base}/text.pdf"), now(), true).await, 200);
-    assert!(s.stage_becomes("t-1", "failed").await.failure.unwrap().contains("not a PDF"));
-    assert_eq!(s.event("b-1", "+13125550111", &format!("{base}/big.pdf"), now(), true).await, 200);
-    assert!(s.stage_becomes("b-1", "failed").await.failure.unwrap().contains("larger than"));
-    assert_eq!(s.event("m-1", "+13125550111", &format!("{base}/broken.pdf"), now(), true).await, 200);
+    assert_eq!(
+        s.event(
+            "t-1",
+            "+13125550111",
+            &format!("{base}/text.pdf"),
+            now(),
+            true
+        )
+        .await,
+        200
+    );
+    assert!(
+        s.stage_becomes("t-1", "failed")
+            .await
+            .failure
+            .unwrap()
+            .contains("not a PDF")
+    );
+    assert_eq!(
+        s.event(
+            "b-1",
+            "+13125550111",
+            &format!("{base}/big.pdf"),
+            now(),
+            true
+        )
+        .await,
+        200
+    );
+    assert!(
+        s.stage_becomes("b-1", "failed")
+            .await
+            .failure
+            .unwrap()
+            .contains("larger than")
+    );
+    assert_eq!(
+        s.event(
+            "m-1",
+            "+13125550111",
+            &format!("{base}/broken.pdf"),
+            now(),
+            true
+        )
+        .await,
+        200
+    );
     let failed = s.stage_becomes("m-1", "failed").await;
-    assert!(failed.failure.as_deref().unwrap().starts_with("extracted:"), "{failed:?}");
+    assert!(
+        failed.failure.as_deref().unwrap().starts_with("extracted:"),
+        "{failed:?}"
+    );
     // A media URL that cannot be fetched now: the carrier is asked to retry.
-    assert_eq!(s.event("g-1", "+13125550111", &format!("{base}/gone.pdf"), now(), true).await, 503);
+    assert_eq!(
+        s.event(
+            "g-1",
+            "+13125550111",
+            &format!("{base}/gone.pdf"),
+            now(),
+            true
+        )
+        .await,
+        503
+    );
     assert!(s.row("g-1").await.is_none());
     // No reply was sent for any of them, and the server is well.
     assert!(s.carrier.requests().iter().all(|r| r.path != "/v2/faxes"));
@@ -235,9 +355,13 @@ async fn unsigned_stale_non_pdf_oversized_and_malformed_faxes_fail_cleanly() {
 #[actix_web::test]
 async fn a_crash_between_stages_resumes_without_a_second_reply() {
     let s = inbound(|_| {}).await;
-    let storage = agentic_api::phone::fax::storage::Storage::new(s.app.config.fax_storage_dir.clone());
+    let storage =
+        agentic_api::phone::fax::storage::Storage::new(s.app.config.fax_storage_dir.clone());
     let doc = pdf::render_text("Order", "Please book the sports package.").unwrap();
-    let rel = storage.put(&s.account, s.customer, "crash.pdf", &doc).await.unwrap();
+    let rel = storage
+        .put(&s.account, s.customer, "crash.pdf", &doc)
+        .await
+        .unwrap();
     let line: i64 = {
         use sea_orm::{ColumnTrait, QueryFilter};
         entity::phone_line::Entity::find()
@@ -269,23 +393,34 @@ async fn a_crash_between_stages_resumes_without_a_second_reply() {
     .await
     .unwrap();
     s.stage_becomes("crash-1", "sent").await;
-    let first = s.carrier.requests().into_iter().filter(|r| r.path == "/v2/faxes").count();
+    let first = s
+        .carrier
+        .requests()
+        .into_iter()
+        .filter(|r| r.path == "/v2/faxes")
+        .count();
     assert_eq!(first, 1);
     // Now as if an instance died after the reply left but before it wrote
     // `sent`: the stage is `rendered` again; resuming must not send twice.
-    let mut again: entity::inbound_fax::ActiveModel = entity::inbound_fax::Entity::find_by_id(row.id)
-        .one(&s.app.db)
-        .await
-        .unwrap()
-        .unwrap()
-        .into();
+    let mut again: entity::inbound_fax::ActiveModel =
+        entity::inbound_fax::Entity::find_by_id(row.id)
+            .one(&s.app.db)
+            .await
+            .unwrap()
+            .unwrap()
+            .into();
     again.stage = Set("rendered".into());
     again.lease_owner = Set(None);
     again.lease_until = Set(None);
     again.update(&s.app.db).await.unwrap();
     s.stage_becomes("crash-1", "sent").await;
     tokio::time::sleep(Duration::from_millis(300)).await;
-    let after = s.carrier.requests().into_iter().filter(|r| r.path == "/v2/faxes").count();
+    let after = s
+        .carrier
+        .requests()
+        .into_iter()
+        .filter(|r| r.path == "/v2/faxes")
+        .count();
     assert_eq!(after, 1, "the reply was sent twice");
 }
 
@@ -294,7 +429,11 @@ async fn files_expire_under_the_retention_policy() {
     let doc = pdf::render_text("Hello", "A short fax.").unwrap();
     let base = files(vec![("a.pdf", doc)]).await;
     let s = inbound(|_| {}).await;
-    assert_eq!(s.event("r-1", "+13125550133", &format!("{base}/a.pdf"), now(), true).await, 200);
+    assert_eq!(
+        s.event("r-1", "+13125550133", &format!("{base}/a.pdf"), now(), true)
+            .await,
+        200
+    );
     let sent = s.stage_becomes("r-1", "sent").await;
     let root = s.app.config.fax_storage_dir.clone();
     let stored = root.join(sent.file_path.clone().unwrap());
@@ -307,11 +446,21 @@ async fn files_expire_under_the_retention_policy() {
     let mut old: entity::inbound_fax::ActiveModel = sent.into();
     old.created_at = Set(chrono::Utc::now() - chrono::Duration::days(31));
     old.update(&s.app.db).await.unwrap();
-    let p = s.app.state.get::<agentic_api::phone::fax::pipeline::Pipeline>().unwrap().clone();
-    agentic_api::phone::fax::pipeline::round(s.app.state.ctx.clone(), p, true).await.unwrap();
+    let p = s
+        .app
+        .state
+        .get::<agentic_api::phone::fax::pipeline::Pipeline>()
+        .unwrap()
+        .clone();
+    agentic_api::phone::fax::pipeline::round(s.app.state.ctx.clone(), p, true)
+        .await
+        .unwrap();
     let expired = s.row("r-1").await.unwrap();
     assert_eq!(expired.stage, "expired");
     assert!(expired.extracted_text.is_none() && expired.reply_text.is_none());
     assert!(!stored.exists() && !reply.exists());
-    s.app.get(&format!("/fax-media/{token}"), "").await.assert_error(404, "NOT_FOUND");
+    s.app
+        .get(&format!("/fax-media/{token}"), "")
+        .await
+        .assert_error(404, "NOT_FOUND");
 }

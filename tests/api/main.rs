@@ -25,6 +25,7 @@ mod discovery;
 mod fake_seller_buys;
 mod fax;
 mod fax_inbound;
+mod fax_pdf;
 mod logs;
 mod mcp;
 mod media_buys;

@@ -12,7 +12,8 @@ use sea_orm::{
 use serde_json::{Value, json};
 
 use entity::{
-    account, customer_access, fax, phone_line, phone_line_customer, seller_customer, user,
+    account, customer_access, fax, fax_agent, inbound_fax, phone_line, phone_line_customer,
+    seller_customer, user,
 };
 
 use super::service::{FAILED, QUEUED, SUBMITTING, UNRESOLVED};
@@ -272,9 +273,7 @@ pub async fn assign_agent(
         match registry.find(t) {
             None => return invalid(format!("unknown operation '{t}'")),
             Some(d) if d.access != crate::ops::Access::Read => {
-                return invalid(format!(
-                    "'{t}' writes; a storefront agent may only read"
-                ));
+                return invalid(format!("'{t}' writes; a storefront agent may only read"));
             }
             Some(_) => {}
         }
@@ -362,8 +361,11 @@ pub async fn receive_sample(
         )
         .map_err(|e| TenancyError::Invalid(e.to_string()))?,
     };
-    super::pdf::validate_within(&bytes, usize::try_from(config.fax_max_mb * 1024 * 1024).unwrap_or(usize::MAX))
-        .map_err(|e| TenancyError::Invalid(format!("the sample is refused: {e}")))?;
+    super::pdf::validate_within(
+        &bytes,
+        usize::try_from(config.fax_max_mb * 1024 * 1024).unwrap_or(usize::MAX),
+    )
+    .map_err(|e| TenancyError::Invalid(format!("the sample is refused: {e}")))?;
     let storage = super::storage::Storage::new(config.fax_storage_dir.clone());
     let name = format!("{}.pdf", uuid::Uuid::new_v4().simple());
     let rel = storage

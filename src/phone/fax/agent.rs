@@ -13,7 +13,9 @@ use serde_json::{Map, Value, json};
 
 use entity::{account, fax_agent, inbound_fax, user};
 
-use crate::agent::{self, ChatMessage, Host, Limits, Origin, ToolCall, ToolOutcome, ToolSpec, Usage};
+use crate::agent::{
+    self, ChatMessage, Host, Limits, Origin, ToolCall, ToolOutcome, ToolSpec, Usage,
+};
 use crate::caller::{AccountInfo, CallerInfo, UserInfo};
 use crate::ops::{Access, Ctx, OperationCall, dispatch};
 use crate::types::Permission;
@@ -32,14 +34,21 @@ async fn settings(ctx: &Ctx, line_id: i64) -> Result<Option<fax_agent::Model>, s
 }
 
 /// A read-only caller of the line's account for the agent's tools.
-async fn tool_caller(ctx: &Ctx, account_id: &str, user_id: i64) -> Result<Option<Arc<CallerInfo>>, sea_orm::DbErr> {
+async fn tool_caller(
+    ctx: &Ctx,
+    account_id: &str,
+    user_id: i64,
+) -> Result<Option<Arc<CallerInfo>>, sea_orm::DbErr> {
     let Some(u) = user::Entity::find_by_id(user_id).one(&ctx.db).await? else {
         return Ok(None);
     };
     if u.account_id != account_id {
         return Ok(None);
     }
-    let Some(a) = account::Entity::find_by_id(account_id.to_string()).one(&ctx.db).await? else {
+    let Some(a) = account::Entity::find_by_id(account_id.to_string())
+        .one(&ctx.db)
+        .await?
+    else {
         return Ok(None);
     };
     let Ok(role) = u.role.parse() else {
@@ -84,13 +93,21 @@ impl Host for FaxHost {
 
     fn call(&self, call: ToolCall) -> BoxFuture<'_, Result<ToolOutcome, String>> {
         Box::pin(async move {
-            let refuse = |m: &str| Ok(ToolOutcome::Done(json!({ "error": { "message": m } }).to_string()));
-            let (Some(caller), true) = (&self.caller, self.allowed.contains(&call.name.as_str())) else {
+            let refuse = |m: &str| {
+                Ok(ToolOutcome::Done(
+                    json!({ "error": { "message": m } }).to_string(),
+                ))
+            };
+            let (Some(caller), true) = (&self.caller, self.allowed.contains(&call.name.as_str()))
+            else {
                 return refuse("this tool is not available to the storefront agent");
             };
             let args: Value = serde_json::from_str(&call.arguments).unwrap_or(json!({}));
             let part = |n: &str| -> Map<String, Value> {
-                args.get(n).and_then(Value::as_object).cloned().unwrap_or_default()
+                args.get(n)
+                    .and_then(Value::as_object)
+                    .cloned()
+                    .unwrap_or_default()
             };
             let op = OperationCall {
                 operation: call.name.clone(),

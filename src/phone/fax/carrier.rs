@@ -108,7 +108,11 @@ impl FaxCarrier for SimulatedFax {
         }
         let id = uuid::Uuid::new_v4().hyphenated().to_string();
         let own = f.media_url.starts_with(&format!("{}/", self.own.0));
-        let outbound = if own { self.own.1.clone() } else { self.outbound.clone() };
+        let outbound = if own {
+            self.own.1.clone()
+        } else {
+            self.outbound.clone()
+        };
         let (db, writes) = (self.db.clone(), self.writes.clone());
         let (url, digest, fax_id) = (f.media_url.clone(), f.media_sha256.clone(), id.clone());
         tokio::spawn(async move {

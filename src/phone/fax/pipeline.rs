@@ -89,7 +89,9 @@ impl Actor for Worker {
                 return;
             }
             act.busy = true;
-            let sweep = act.swept.is_none_or(|t| t.elapsed() >= Duration::from_secs(60));
+            let sweep = act
+                .swept
+                .is_none_or(|t| t.elapsed() >= Duration::from_secs(60));
             if sweep {
                 act.swept = Some(std::time::Instant::now());
             }
@@ -167,7 +169,7 @@ pub async fn round(ctx: Ctx, p: Pipeline, sweep: bool) -> Result<usize, sea_orm:
 /// What one stage came to.
 enum Step {
     /// Recorded; go on.
-    Next(inbound_fax::ActiveModel, &'static str),
+    Next(Box<inbound_fax::ActiveModel>, &'static str),
     Fail(String),
     /// Try again on a later round.
     Retry(String),
@@ -204,7 +206,8 @@ async fn drive(ctx: &Ctx, p: &Pipeline, id: i64, me: &str) -> Result<(), sea_orm
         };
         let now = Utc::now();
         match step {
-            Step::Next(mut row, next) => {
+            Step::Next(row, next) => {
+                let mut row = *row;
                 row.id = sea_orm::ActiveValue::Unchanged(id);
                 row.stage = sea_orm::Set(next.to_string());
                 row.attempts = sea_orm::Set(0);
@@ -226,7 +229,10 @@ async fn drive(ctx: &Ctx, p: &Pipeline, id: i64, me: &str) -> Result<(), sea_orm
                 crate::metrics::fax_stage(stage, "failed");
                 owned()
                     .col_expr(inbound_fax::Column::Stage, Expr::value("failed"))
-                    .col_expr(inbound_fax::Column::Failure, Expr::value(Some(format!("{stage}: {why}"))))
+                    .col_expr(
+                        inbound_fax::Column::Failure,
+                        Expr::value(Some(format!("{stage}: {why}"))),
+                    )
                     .col_expr(inbound_fax::Column::LeaseOwner, Expr::value(None::<String>))
                     .col_expr(inbound_fax::Column::UpdatedAt, Expr::value(now))
                     .exec(&ctx.db)
@@ -239,7 +245,9 @@ async fn drive(ctx: &Ctx, p: &Pipeline, id: i64, me: &str) -> Result<(), sea_orm
                     .col_expr(inbound_fax::Column::Stage, Expr::value("failed"))
                     .col_expr(
                         inbound_fax::Column::Failure,
-                        Expr::value(Some(format!("{stage}: gave up after {MAX_ATTEMPTS} tries: {why}"))),
+                        Expr::value(Some(format!(
+                            "{stage}: gave up after {MAX_ATTEMPTS} tries: {why}"
+                        ))),
                     )
                     .col_expr(inbound_fax::Column::LeaseOwner, Expr::value(None::<String>))
                     .col_expr(inbound_fax::Column::UpdatedAt, Expr::value(now))
@@ -291,7 +299,7 @@ async fn extract(p: &Pipeline, fax: &inbound_fax::Model) -> Step {
             r.truncated = sea_orm::Set(ex.truncated);
             r.extracted_text = sea_orm::Set(Some(ex.text));
             r.failure = sea_orm::Set(None);
-            Step::Next(r, "extracted")
+            Step::Next(Box::new(r), "extracted")
         }
         Err(e) if e.is_permanent() => Step::Fail(format!("{} ({})", e, e.code())),
         Err(e) => Step::Retry(e.to_string()),
@@ -305,7 +313,7 @@ async fn reply(ctx: &Ctx, p: &Pipeline, fax: &inbound_fax::Model) -> Step {
             let mut r = row();
             r.reply_text = sea_orm::Set(Some(answer));
             r.failure = sea_orm::Set(None);
-            Step::Next(r, "replied")
+            Step::Next(Box::new(r), "replied")
         }
         Err(AgentFailure::Retry(why)) => Step::Retry(why),
         Err(AgentFailure::Failed(why)) => Step::Fail(why),
@@ -320,12 +328,16 @@ async fn render(p: &Pipeline, fax: &inbound_fax::Model) -> Step {
         Err(e) => return Step::Retry(e.to_string()),
     };
     let name = format!("{}-reply.pdf", fax.id);
-    match p.storage.put(&fax.account_id, fax.customer_id, &name, &bytes).await {
+    match p
+        .storage
+        .put(&fax.account_id, fax.customer_id, &name, &bytes)
+        .await
+    {
         Ok(rel) => {
             let mut r = row();
             r.reply_path = sea_orm::Set(Some(rel));
             r.reply_token = sea_orm::Set(Some(crate::auth::keys::random_base62(43)));
-            Step::Next(r, "rendered")
+            Step::Next(Box::new(r), "rendered")
         }
         Err(e) => Step::Retry(format!("cannot store the reply: {e}")),
     }
@@ -349,7 +361,10 @@ async fn send(ctx: &Ctx, fax: &inbound_fax::Model) -> Step {
             let mut r = row();
             r.reply_fax_id = sea_orm::Set(
                 entity::fax::Entity::find()
-                    .filter(entity::fax::Column::RequestId.eq(service::reply_request_id(fax.id).hyphenated().to_string()))
+                    .filter(
+                        entity::fax::Column::RequestId
+                            .eq(service::reply_request_id(fax.id).hyphenated().to_string()),
+                    )
                     .one(&ctx.db)
                     .await
                     .ok()
@@ -357,7 +372,7 @@ async fn send(ctx: &Ctx, fax: &inbound_fax::Model) -> Step {
                     .map(|f| f.id),
             );
             r.failure = sea_orm::Set(None);
-            Step::Next(r, "sent")
+            Step::Next(Box::new(r), "sent")
         }
         Ok(Outcome::NotSent(why)) => Step::Retry(why),
         Ok(Outcome::Rejected(why)) => Step::Fail(format!("the carrier refused the reply: {why}")),
@@ -388,7 +403,10 @@ async fn expire(ctx: &Ctx, p: &Pipeline) -> Result<(), sea_orm::DbErr> {
             .col_expr(inbound_fax::Column::FilePath, Expr::value(None::<String>))
             .col_expr(inbound_fax::Column::ReplyPath, Expr::value(None::<String>))
             .col_expr(inbound_fax::Column::ReplyToken, Expr::value(None::<String>))
-            .col_expr(inbound_fax::Column::ExtractedText, Expr::value(None::<String>))
+            .col_expr(
+                inbound_fax::Column::ExtractedText,
+                Expr::value(None::<String>),
+            )
             .col_expr(inbound_fax::Column::ReplyText, Expr::value(None::<String>))
             .col_expr(inbound_fax::Column::LeaseOwner, Expr::value(None::<String>))
             .col_expr(inbound_fax::Column::UpdatedAt, Expr::value(Utc::now()))

@@ -75,7 +75,10 @@ pub async fn receive(
         .await
         .map_err(dberr)?
     else {
-        tracing::info!(line = line.id, "fax received on a line with no customer enabled for faxes; dropped");
+        tracing::info!(
+            line = line.id,
+            "fax received on a line with no customer enabled for faxes; dropped"
+        );
         return Ok(());
     };
     let receiving = ctx.get::<Receiving>().map_err(|e| e.to_string())?.clone();
@@ -108,7 +111,9 @@ pub async fn receive(
     // Only a verified originating number gets a reply.
     if E164::parse(from).is_err() {
         row.stage = Set("failed".into());
-        row.failure = Set(Some("the originating number is not a valid E.164 number".into()));
+        row.failure = Set(Some(
+            "the originating number is not a valid E.164 number".into(),
+        ));
         return insert(db, row).await;
     }
     match fetch(&receiving, &media_url, ctx.config.url_policy()).await {
@@ -128,15 +133,32 @@ pub async fn receive(
         }
         Fetched::Retry(why) => return Err(format!("cannot fetch a received fax: {why}")),
     }
-    crate::metrics::fax_stage("stored", if row.stage.as_ref() == "failed" { "failed" } else { "ok" });
+    crate::metrics::fax_stage(
+        "stored",
+        if row.stage.as_ref() == "failed" {
+            "failed"
+        } else {
+            "ok"
+        },
+    );
     insert(db, row).await
 }
 
-async fn insert(db: &sea_orm::DatabaseConnection, row: inbound_fax::ActiveModel) -> Result<(), String> {
+async fn insert(
+    db: &sea_orm::DatabaseConnection,
+    row: inbound_fax::ActiveModel,
+) -> Result<(), String> {
     match row.insert(db).await {
         Ok(_) => Ok(()),
         // The same event twice at once: the other one recorded it.
-        Err(e) if matches!(e.sql_err(), Some(sea_orm::SqlErr::UniqueConstraintViolation(_))) => Ok(()),
+        Err(e)
+            if matches!(
+                e.sql_err(),
+                Some(sea_orm::SqlErr::UniqueConstraintViolation(_))
+            ) =>
+        {
+            Ok(())
+        }
         Err(e) => Err(e.to_string()),
     }
 }

@@ -272,7 +272,9 @@ async fn submit(ctx: &Ctx, carrier: &Faxing, f: &OutgoingFax) -> Result<Outcome,
     };
     Ok(match submission {
         Submission::Accepted { carrier_id, .. } => {
-            update(QUEUED, Some(carrier_id.clone()), None).exec(db).await?;
+            update(QUEUED, Some(carrier_id.clone()), None)
+                .exec(db)
+                .await?;
             crate::metrics::fax_submitted("queued");
             Outcome::Queued(carrier_id)
         }
@@ -299,7 +301,11 @@ async fn submit(ctx: &Ctx, carrier: &Faxing, f: &OutgoingFax) -> Result<Outcome,
 /// every try, so a reply is submitted at most once however often the stage
 /// is resumed.
 pub fn reply_request_id(inbound_id: i64) -> uuid::Uuid {
-    uuid::Uuid::new_v5(&uuid::Uuid::NAMESPACE_OID, format!("agentic-api/inbound-fax-reply/{inbound_id}").as_bytes())
+    use sha2::{Digest, Sha256};
+    let digest = Sha256::digest(format!("agentic-api/inbound-fax-reply/{inbound_id}").as_bytes());
+    let mut bytes = [0u8; 16];
+    bytes.copy_from_slice(&digest[..16]);
+    uuid::Builder::from_custom_bytes(bytes).into_uuid()
 }
 
 /// Faxes the reply to a received fax back to its verified originating
@@ -329,7 +335,9 @@ pub async fn send_reply(
         Some(e) => match (&e.provider_fax_id, e.status.as_str()) {
             (Some(id), _) => return Ok(Outcome::Queued(id.clone())),
             (None, SUBMITTING | UNRESOLVED) => {
-                return Ok(Outcome::Unknown("an earlier try's outcome is unknown".into()));
+                return Ok(Outcome::Unknown(
+                    "an earlier try's outcome is unknown".into(),
+                ));
             }
             (None, _) => {
                 let mut row: fax::ActiveModel = e.into();
