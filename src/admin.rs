@@ -166,16 +166,18 @@ pub async fn run(
         }
         AdminCommand::ReceiveSampleFax {
             endpoint,
+            number,
             from,
             pdf,
         } => {
+            let line = crate::phone::fax::admin::LineRef::from_args(endpoint, number);
             let bytes = match pdf {
                 Some(path) => Some(std::fs::read(&path).map_err(|e| {
                     TenancyError::Invalid(format!("cannot read {}: {e}", path.display()))
                 })?),
                 None => None,
             };
-            crate::phone::fax::admin::receive_sample(db, config, &endpoint, &from, bytes).await?
+            crate::phone::fax::admin::receive_sample(db, config, line, &from, bytes).await?
         }
         AdminCommand::RegisterStorefront {
             name,

@@ -224,8 +224,11 @@ pub enum AdminCommand {
     /// sample request for proposal, or --pdf FILE), for a running server's
     /// pipeline to answer.
     ReceiveSampleFax {
+        /// The fax line's id, or its number with --number.
+        #[arg(long, conflicts_with = "number", required_unless_present = "number")]
+        endpoint: Option<String>,
         #[arg(long)]
-        endpoint: String,
+        number: Option<String>,
         #[arg(long, default_value = "+12125550199")]
         from: String,
         #[arg(long)]

@@ -991,3 +991,87 @@ async fn an_assistant_turn_directed_on_one_instance_streams_on_another_and_runs_
     tokio::time::sleep(Duration::from_secs(1)).await;
     assert_eq!(llm.seen().len(), 1);
 }
+
+#[actix_web::test]
+#[ignore = "needs PostgreSQL (AGENTIC_TEST_DATABASE_URL)"]
+async fn two_instances_answer_each_received_fax_once() {
+    use agentic_api::auth::tenancy::{NewAccount, NewLine};
+    use agentic_api::phone::fax::{admin, pdf, storage::Storage};
+    use sea_orm::{ActiveModelTrait, ColumnTrait, EntityTrait, QueryFilter, Set};
+    require_postgres();
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().to_path_buf();
+    let tune = move |c: &mut agentic_api::Config| {
+        c.fax_storage_dir = root.clone();
+        c.fax.tick = Duration::from_millis(100);
+        c.fax.extractor = Some(env!("CARGO_BIN_EXE_agentic-api").into());
+    };
+    let a = spawn_app_with(tune.clone()).await;
+    let b = spawn_on(&a.database_url, tune).await;
+    let mut account = NewAccount::named("Seller");
+    account.phone_lines = true;
+    let t = a.tenant_with(account, "admin", &["platform:write"]).await;
+    let line = agentic_api::auth::tenancy::provision_line(
+        &a.db,
+        NewLine {
+            account_id: t.account_id.clone(),
+            number: "+13325550100".into(),
+            kind: "fax".into(),
+            rcs_agent_verified: false,
+            messaging_profile: None,
+            inactive: false,
+        },
+    )
+    .await
+    .unwrap();
+    let c = admin::create_customer(&a.db, &t.account_id, "Initech", true)
+        .await
+        .unwrap();
+    let customer = c["customerId"].as_i64().unwrap();
+    admin::assign_line(&a.db, &line.to_string(), customer, true)
+        .await
+        .unwrap();
+    let storage = Storage::new(dir.path().to_path_buf());
+    let doc = pdf::render_text("RFQ", "Rates please.").unwrap();
+    let now = chrono::Utc::now();
+    for i in 0..8 {
+        let rel = storage
+            .put(&t.account_id, customer, &format!("{i}.pdf"), &doc)
+            .await
+            .unwrap();
+        entity::inbound_fax::ActiveModel {
+            account_id: Set(t.account_id.clone()),
+            customer_id: Set(customer),
+            line_id: Set(line),
+            provider_fax_id: Set(format!("mi-{i}")),
+            from_number: Set(format!("+1312555{i:04}")),
+            to_number: Set("+13325550100".into()),
+            stage: Set("stored".into()),
+            file_path: Set(Some(rel)),
+            created_at: Set(now),
+            updated_at: Set(now),
+            ..Default::default()
+        }
+        .insert(&a.db)
+        .await
+        .unwrap();
+    }
+    for _ in 0..300 {
+        let open = entity::inbound_fax::Entity::find()
+            .filter(entity::inbound_fax::Column::Stage.ne("sent"))
+            .all(&a.db)
+            .await
+            .unwrap();
+        if open.is_empty() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    // Each fax answered once: one reply each, to its own sender.
+    let replies = entity::fax::Entity::find().all(&b.db).await.unwrap();
+    assert_eq!(replies.len(), 8, "{replies:?}");
+    let mut to: Vec<String> = replies.iter().map(|f| f.to_number.clone()).collect();
+    to.sort();
+    to.dedup();
+    assert_eq!(to.len(), 8);
+}

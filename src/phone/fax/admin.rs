@@ -309,6 +309,22 @@ pub async fn assign_agent(
     Ok(json!({ "endpointId": line.id.to_string(), "tools": tools, "toolUserId": tool_user }))
 }
 
+/// A line named by its id or its number.
+#[derive(Debug, Clone)]
+pub enum LineRef {
+    Id(String),
+    Number(String),
+}
+
+impl LineRef {
+    pub fn from_args(endpoint: Option<String>, number: Option<String>) -> Self {
+        match (endpoint, number) {
+            (Some(id), _) => LineRef::Id(id),
+            (None, n) => LineRef::Number(n.unwrap_or_default()),
+        }
+    }
+}
+
 /// Receives a sample fax on a line as the simulated carrier would deliver
 /// it (`admin receive-sample-fax`): the PDF (a sample request for proposal
 /// unless given) is stored for the line's customer and recorded `stored`,
@@ -316,15 +332,24 @@ pub async fn assign_agent(
 pub async fn receive_sample(
     db: &DatabaseConnection,
     config: &crate::config::Config,
-    line_id: &str,
+    line_ref: LineRef,
     from: &str,
     pdf_bytes: Option<Vec<u8>>,
 ) -> Result<Value, TenancyError> {
-    let Some(line) = (match line_id.parse::<i64>() {
-        Ok(id) => phone_line::Entity::find_by_id(id).one(db).await?,
-        Err(_) => None,
-    }) else {
-        return invalid(format!("unknown line '{line_id}'"));
+    let found = match &line_ref {
+        LineRef::Id(id) => match id.parse::<i64>() {
+            Ok(id) => phone_line::Entity::find_by_id(id).one(db).await?,
+            Err(_) => None,
+        },
+        LineRef::Number(n) => {
+            phone_line::Entity::find()
+                .filter(phone_line::Column::Number.eq(n.trim()))
+                .one(db)
+                .await?
+        }
+    };
+    let Some(line) = found else {
+        return invalid(format!("unknown line {line_ref:?}"));
     };
     if line.kind != "fax" || !line.active {
         return invalid(format!("line {} is not an active fax line", line.id));
