@@ -85,6 +85,16 @@ impl Target {
         Ok((took, serde_json::from_slice(&bytes)?))
     }
 
+    /// One GET on a fresh connection; the body as text.
+    pub async fn text(&self) -> anyhow::Result<String> {
+        let stream = tokio::net::TcpStream::connect(self.addr).await?;
+        let (mut tx, conn) = hyper::client::conn::http1::handshake(TokioIo::new(stream)).await?;
+        tokio::spawn(conn);
+        let res = tx.send_request(self.request()?).await?;
+        let bytes = res.into_body().collect().await?.to_bytes();
+        Ok(String::from_utf8_lossy(&bytes).into_owned())
+    }
+
     /// One request; fails unless the status matches.
     pub async fn check(&self, status: u16) -> anyhow::Result<()> {
         let stream = tokio::net::TcpStream::connect(self.addr).await?;

@@ -7,6 +7,7 @@
 //!     cargo run --release -p bench -- webhook-fanout [--subscriptions 1,100] [--seconds 10]
 //!     cargo run --release -p bench -- campaign-validate [--seconds 10] [--connections 32] [--rounds 5]
 //!     cargo run --release -p bench -- assistant-stream [--sizes 100,1000] [--rate 20] [--seconds 10]
+//!     cargo run --release -p bench -- fax-inbound [--buys 100]   (faxes of 10 pages)
 //!     cargo run --release -p bench -- media-buy-execute [--rounds 10] [--storefronts 50] [--buys 10000] [--window 150] [--only execute|poller]
 
 mod assistant;
@@ -14,6 +15,7 @@ mod campaign;
 mod discovery;
 mod durability;
 mod fake_seller;
+mod fax;
 mod load;
 mod media_buys;
 mod rooms;
@@ -170,6 +172,7 @@ const SCENARIOS: &[&str] = &[
     "campaign-validate",
     "media-buy-execute",
     "assistant-stream",
+    "fax-inbound",
 ];
 
 fn main() -> anyhow::Result<()> {
@@ -204,6 +207,7 @@ fn main() -> anyhow::Result<()> {
             "campaign-validate" => campaign::campaign_validate(&args).await,
             "media-buy-execute" => media_buys::media_buy_execute(&args).await,
             "assistant-stream" => assistant::assistant_stream(&args).await,
+            "fax-inbound" => fax::fax_inbound(&args).await,
             other => bail!("unknown scenario {other}; known: {}", SCENARIOS.join(", ")),
         }
     })

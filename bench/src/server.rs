@@ -10,6 +10,8 @@ use anyhow::{Context, bail};
 
 pub struct Server {
     pub addr: SocketAddr,
+    /// `host:port` of the Prometheus listener, as the server printed it.
+    pub metrics: Option<String>,
     child: Child,
     bin: PathBuf,
     database_url: String,
@@ -133,10 +135,15 @@ impl Server {
             .context("starting the server")?;
         let stdout = child.stdout.take().context("server stdout")?;
         let mut reader = BufReader::new(stdout);
+        let mut metrics = None;
         let addr = loop {
             let mut line = String::new();
             if reader.read_line(&mut line)? == 0 {
                 bail!("server exited before listening");
+            }
+            if let Some(i) = line.find("metrics on http://") {
+                let rest = &line[i + "metrics on http://".len()..];
+                metrics = rest.split('/').next().map(|h| h.trim().to_string());
             }
             if let Some(i) = line.find("listening on http://") {
                 break line[i + "listening on http://".len()..].trim().parse()?;
@@ -146,6 +153,7 @@ impl Server {
         std::thread::spawn(move || for _ in reader.lines() {});
         Ok(Server {
             addr,
+            metrics,
             child,
             bin,
             database_url,
@@ -253,6 +261,11 @@ impl Server {
     }
 
     /// Resident set size of the server process, from /proc.
+    /// The server process's id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
     pub fn rss_kib(&self) -> Option<u64> {
         let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id())).ok()?;
         status

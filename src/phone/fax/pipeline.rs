@@ -113,12 +113,30 @@ impl Supervised for Worker {
     }
 }
 
-/// One round: the retention sweep when due, then up to [`BATCH`] faxes, each
-/// taken as far as it goes.
+/// One round: the retention sweep when due, then batches of up to
+/// [`BATCH`] faxes, each taken as far as it goes, until a batch is not full
+/// (so a burst is worked through at once, not one batch per tick).
 pub async fn round(ctx: Ctx, p: Pipeline, sweep: bool) -> Result<usize, sea_orm::DbErr> {
     if sweep {
         expire(&ctx, &p).await?;
     }
+    let mut total = 0;
+    loop {
+        if ctx.shutdown.is_cancelled() {
+            return Ok(total);
+        }
+        let n = batch(&ctx, &p).await?;
+        total += n;
+        if n < BATCH as usize {
+            return Ok(total);
+        }
+    }
+}
+
+/// Claims up to [`BATCH`] faxes and takes each as far as it goes.
+async fn batch(ctx: &Ctx, p: &Pipeline) -> Result<usize, sea_orm::DbErr> {
+    let ctx = ctx.clone();
+    let p = p.clone();
     let me = ctx.bus.instance_id().to_string();
     let now = Utc::now();
     let candidates: Vec<i64> = inbound_fax::Entity::find()
