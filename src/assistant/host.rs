@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use futures_util::future::BoxFuture;
 use parking_lot::Mutex;
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
 use entity::assistant_run;
 
@@ -18,7 +18,7 @@ use crate::agent::{Host, ToolCall, ToolOutcome, Usage};
 use crate::caller::CallerInfo;
 use crate::conversations::events;
 use crate::error::ApiError;
-use crate::ops::{Ctx, OperationCall, dispatch};
+use crate::ops::Ctx;
 
 /// Characters of a tool result kept (and shown to the model).
 const RESULT_CHARS: usize = 16_000;
@@ -177,29 +177,8 @@ pub async fn run_tool(
         }
         Err(e) => return Err(api_error_value(&e)),
     };
-    let part = |name: &str| -> Map<String, Value> {
-        arguments
-            .get(name)
-            .and_then(Value::as_object)
-            .cloned()
-            .unwrap_or_default()
-    };
-    let call = OperationCall {
-        operation: operation.to_string(),
-        path_params: part("pathParams"),
-        params: part("params"),
-        body: arguments.get("body").cloned(),
-    };
-    match dispatch(ctx, caller, call).await {
-        Ok(out) => {
-            let mut v = json!({ "data": out.data });
-            if let Some(meta) = out.meta {
-                v["meta"] = meta;
-            }
-            Ok(v)
-        }
-        Err(e) => Err(api_error_value(&e)),
-    }
+    let args = arguments.as_object().cloned().unwrap_or_default();
+    crate::ops::run_tool(ctx, caller, operation, &args).await
 }
 
 fn api_error_value(e: &ApiError) -> Value {

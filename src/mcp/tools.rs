@@ -263,28 +263,10 @@ impl ServerHandler for BuyerTools {
             return Ok(error_result(&ApiError::Unauthorized("no caller".into())).into());
         };
         let args = request.arguments.unwrap_or_default();
-        let call: Result<OperationCall, _> = serde_json::from_value(json!({
-            "operation": name,
-            "pathParams": args.get("pathParams").cloned().unwrap_or(json!({})),
-            "params": args.get("params").cloned().unwrap_or(json!({})),
-            "body": args.get("body").cloned().unwrap_or(Value::Null),
-        }));
-        let call = match call {
+        let call = match OperationCall::from_tool_arguments(&name, &args) {
             Ok(c) => c,
-            Err(e) => {
-                return Ok(error_result(&ApiError::invalid("arguments", e.to_string())).into());
-            }
+            Err(e) => return Ok(error_result(&e).into()),
         };
-        if let Some(extra) = args
-            .keys()
-            .find(|k| !["pathParams", "params", "body"].contains(&k.as_str()))
-        {
-            return Ok(error_result(&ApiError::invalid(
-                extra,
-                "unknown argument; a tool takes pathParams, params and body",
-            ))
-            .into());
-        }
         let out = run(&self.ctx, &context, caller, call).await;
         Ok(match out {
             Ok(out) => success_result(&name, out.data, out.meta),

@@ -23,6 +23,62 @@ pub struct OperationCall {
     pub body: Option<Value>,
 }
 
+impl OperationCall {
+    /// A tool call's arguments (`{pathParams?, params?, body?}`, as every
+    /// tool's input schema says) as a call of `operation`; another key, or a
+    /// part of the wrong type, is a validation error naming it.
+    pub fn from_tool_arguments(
+        operation: &str,
+        args: &Map<String, Value>,
+    ) -> Result<Self, ApiError> {
+        if let Some(extra) = args
+            .keys()
+            .find(|k| !["pathParams", "params", "body"].contains(&k.as_str()))
+        {
+            return Err(ApiError::invalid(
+                extra,
+                "unknown argument; a tool takes pathParams, params and body",
+            ));
+        }
+        let object = |name: &str| match args.get(name) {
+            None | Some(Value::Null) => Ok(Map::new()),
+            Some(Value::Object(m)) => Ok(m.clone()),
+            Some(_) => Err(ApiError::invalid(name, "must be an object")),
+        };
+        Ok(OperationCall {
+            operation: operation.to_string(),
+            path_params: object("pathParams")?,
+            params: object("params")?,
+            body: args.get("body").cloned(),
+        })
+    }
+}
+
+/// Runs a tool call for an agent: `Ok` is the REST envelope's `{data,
+/// meta?}`, `Err` is `{error: {code, message, ...}}`, both as the model is
+/// shown them.
+pub async fn run_tool(
+    ctx: &Ctx,
+    caller: Arc<CallerInfo>,
+    operation: &str,
+    args: &Map<String, Value>,
+) -> Result<Value, Value> {
+    let outcome = match OperationCall::from_tool_arguments(operation, args) {
+        Ok(call) => dispatch(ctx, caller, call).await,
+        Err(e) => Err(e),
+    };
+    match outcome {
+        Ok(out) => {
+            let mut v = json!({ "data": out.data });
+            if let Some(meta) = out.meta {
+                v["meta"] = meta;
+            }
+            Ok(v)
+        }
+        Err(e) => Err(json!({ "error": e.body() })),
+    }
+}
+
 /// The same `{data, meta?}` a REST call returns.
 #[derive(Debug)]
 pub struct OperationOutput {

@@ -31,7 +31,7 @@ use crate::error::ApiError;
 use crate::types::Permission;
 
 pub use context::Ctx;
-pub use dispatch::{OperationCall, OperationOutput, dispatch};
+pub use dispatch::{OperationCall, OperationOutput, dispatch, run_tool};
 pub use input::{Json, MaybeJson, Nothing, Params, Query, RawInput};
 pub use page::{Filtered, OptionalPage, Page, Paged, Pagination};
 pub use streams::{KnownStream, StreamRoute, StreamRoutes};

@@ -17,7 +17,7 @@ use crate::agent::{
     self, ChatMessage, Host, Limits, Origin, ToolCall, ToolOutcome, ToolSpec, Usage,
 };
 use crate::caller::{AccountInfo, CallerInfo, UserInfo};
-use crate::ops::{Access, Ctx, OperationCall, dispatch};
+use crate::ops::{Access, Ctx};
 use crate::types::Permission;
 
 const BASE_PROMPT: &str = "You are the storefront agent of an advertising seller, answering a fax sent to its fax line. \
@@ -102,22 +102,11 @@ impl Host for FaxHost {
             else {
                 return refuse("this tool is not available to the storefront agent");
             };
-            let args: Value = serde_json::from_str(&call.arguments).unwrap_or(json!({}));
-            let part = |n: &str| -> Map<String, Value> {
-                args.get(n)
-                    .and_then(Value::as_object)
-                    .cloned()
-                    .unwrap_or_default()
-            };
-            let op = OperationCall {
-                operation: call.name.clone(),
-                path_params: part("pathParams"),
-                params: part("params"),
-                body: args.get("body").cloned(),
-            };
-            let out = match dispatch(&self.ctx, caller.clone(), op).await {
-                Ok(o) => json!({ "data": o.data, "meta": o.meta }),
-                Err(e) => json!({ "error": e.body() }),
+            let args: Map<String, Value> =
+                serde_json::from_str(&call.arguments).unwrap_or_default();
+            let out = match crate::ops::run_tool(&self.ctx, caller.clone(), &call.name, &args).await
+            {
+                Ok(v) | Err(v) => v,
             };
             let text = out.to_string();
             Ok(ToolOutcome::Done(text.chars().take(16_000).collect()))
