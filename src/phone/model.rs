@@ -4,7 +4,7 @@
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
-use crate::buyer::advertisers::model::Issues;
+use crate::error::Issues;
 use crate::error::ApiError;
 use crate::types::E164;
 
@@ -64,18 +64,8 @@ impl TextMessageIn {
     /// Checks every field and reports every problem with its path.
     pub fn parse(self, channel: Channel) -> Result<TextMessage, ApiError> {
         let mut issues = Issues::default();
-        let request_id = uuid::Uuid::parse_str(&self.request_id)
-            .map_err(|_| issues.add("requestId", "must be a UUID"))
-            .ok();
-        let line_id = (!self.endpoint_id.is_empty()
-            && self.endpoint_id.len() <= 18
-            && self.endpoint_id.bytes().all(|b| b.is_ascii_digit()))
-        .then(|| self.endpoint_id.parse::<i64>().ok())
-        .flatten();
-        if line_id.is_none() {
-            issues.add("endpointId", "must be a numeric string (the line id)");
-        }
-        let to = E164::parse(&self.to).map_err(|m| issues.add("to", m)).ok();
+        let (request_id, line_id, to) =
+            common_fields(&mut issues, &self.request_id, &self.endpoint_id, &self.to);
         let len = self.text.chars().count();
         if !(1..=TEXT_MAX).contains(&len) {
             issues.add(
@@ -99,6 +89,30 @@ impl TextMessageIn {
             count,
         })
     }
+}
+
+/// The fields every phone-line command shares (spec: "All three commands
+/// share these request rules"): `requestId` a UUID, `endpointId` a numeric
+/// string, `to` E.164; each problem is added to `issues`.
+pub fn common_fields(
+    issues: &mut Issues,
+    request_id: &str,
+    endpoint_id: &str,
+    to: &str,
+) -> (Option<uuid::Uuid>, Option<i64>, Option<E164>) {
+    let request_id = uuid::Uuid::parse_str(request_id)
+        .map_err(|_| issues.add("requestId", "must be a UUID"))
+        .ok();
+    let line_id = (!endpoint_id.is_empty()
+        && endpoint_id.len() <= 18
+        && endpoint_id.bytes().all(|b| b.is_ascii_digit()))
+    .then(|| endpoint_id.parse::<i64>().ok())
+    .flatten();
+    if line_id.is_none() {
+        issues.add("endpointId", "must be a numeric string (the line id)");
+    }
+    let to = E164::parse(to).map_err(|m| issues.add("to", m)).ok();
+    (request_id, line_id, to)
 }
 
 /// The region (ISO 3166-1 alpha-2) the numbering plan gives a number.

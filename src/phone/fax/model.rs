@@ -48,18 +48,12 @@ impl FaxIn {
     /// Checks every field and reports every problem with its path.
     pub fn parse(self, policy: UrlPolicy) -> Result<Fax, ApiError> {
         let mut issues = Issues::default();
-        let request_id = uuid::Uuid::parse_str(&self.request_id)
-            .map_err(|_| issues.add("requestId", "must be a UUID"))
-            .ok();
-        let line_id = (!self.endpoint_id.is_empty()
-            && self.endpoint_id.len() <= 18
-            && self.endpoint_id.bytes().all(|b| b.is_ascii_digit()))
-        .then(|| self.endpoint_id.parse::<i64>().ok())
-        .flatten();
-        if line_id.is_none() {
-            issues.add("endpointId", "must be a numeric string (the line id)");
-        }
-        let to = E164::parse(&self.to).map_err(|m| issues.add("to", m)).ok();
+        let (request_id, line_id, to) = crate::phone::model::common_fields(
+            &mut issues,
+            &self.request_id,
+            &self.endpoint_id,
+            &self.to,
+        );
         let media_url = OutboundUrl::parse(&self.media_url, policy)
             .map_err(|m| issues.add("mediaUrl", m))
             .ok();
