@@ -4,8 +4,8 @@
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
-use crate::error::Issues;
 use crate::error::ApiError;
+use crate::error::Issues;
 use crate::types::E164;
 
 use super::segments::{self, Count};

@@ -5,10 +5,8 @@
 //! 409, then an operator's resolution), and another customer's faxes never
 //! readable.
 
-use std::sync::Arc;
 use std::time::Duration;
 
-use actix_web::{App, HttpResponse, HttpServer, web};
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
@@ -28,45 +26,6 @@ fn pdf(text: &str) -> Vec<u8> {
 
 fn sha(bytes: &[u8]) -> String {
     hex::encode(Sha256::digest(bytes))
-}
-
-/// Serves files on 127.0.0.1: `GET /f/{name}`.
-struct Media {
-    base: String,
-    _handle: actix_web::dev::ServerHandle,
-}
-
-async fn media(files: Vec<(&'static str, Vec<u8>)>) -> Media {
-    let files = Arc::new(files);
-    let server = HttpServer::new(move || {
-        let files = files.clone();
-        App::new().route(
-            "/f/{name}",
-            web::get().to(move |name: web::Path<String>| {
-                let files = files.clone();
-                async move {
-                    match files.iter().find(|(n, _)| *n == name.as_str()) {
-                        Some((_, b)) => HttpResponse::Ok()
-                            .content_type("application/pdf")
-                            .body(b.clone()),
-                        None => HttpResponse::NotFound().finish(),
-                    }
-                }
-            }),
-        )
-    })
-    .workers(1)
-    .disable_signals()
-    .bind("127.0.0.1:0")
-    .unwrap();
-    let port = server.addrs()[0].port();
-    let server = server.run();
-    let handle = server.handle();
-    actix_rt::spawn(server);
-    Media {
-        base: format!("http://127.0.0.1:{port}/f"),
-        _handle: handle,
-    }
 }
 
 /// An enrolled account with a fax line serving a customer with the
@@ -145,7 +104,7 @@ async fn status_becomes(app: &TestApp, key: &str, id: &str, want: &str) -> Value
 #[actix_web::test]
 async fn the_simulated_carrier_fetches_the_pdf_checks_its_digest_and_reports() {
     let good = pdf("offer");
-    let files = media(vec![
+    let files = file_server(vec![
         ("offer.pdf", good.clone()),
         ("other.pdf", pdf("other")),
     ])
@@ -375,7 +334,7 @@ async fn every_error_row_is_a_4xx_that_writes_and_sends_nothing() {
 #[actix_web::test]
 async fn an_unknown_outcome_is_503_then_409_until_an_operator_resolves_it() {
     let good = pdf("contract");
-    let files = media(vec![("c.pdf", good.clone())]).await;
+    let files = file_server(vec![("c.pdf", good.clone())]).await;
     let app = spawn_app().await;
     let s = setup(&app).await;
     let sim = app.state.get::<Simulated>().unwrap().clone();
@@ -469,7 +428,7 @@ async fn an_unknown_outcome_is_503_then_409_until_an_operator_resolves_it() {
 #[actix_web::test]
 async fn the_same_request_twice_at_once_is_sent_once() {
     let good = pdf("once");
-    let files = media(vec![("o.pdf", good.clone())]).await;
+    let files = file_server(vec![("o.pdf", good.clone())]).await;
     let app = spawn_app().await;
     let s = setup(&app).await;
     let req = body(&s.line, &format!("{}/o.pdf", files.base), &sha(&good));
@@ -489,7 +448,7 @@ async fn the_same_request_twice_at_once_is_sent_once() {
 #[actix_web::test]
 async fn another_customers_or_accounts_fax_is_never_readable() {
     let good = pdf("private");
-    let files = media(vec![("p.pdf", good.clone())]).await;
+    let files = file_server(vec![("p.pdf", good.clone())]).await;
     let app = spawn_app().await;
     let s = setup(&app).await;
     let res = app

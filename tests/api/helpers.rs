@@ -756,3 +756,50 @@ pub async fn statuses_until(
     }
     (seen, text_message(db, id).await)
 }
+
+/// Serves files on 127.0.0.1 at `GET /f/{name}` (a PDF's temporary URL, as
+/// carriers and senders host them); stopped when dropped.
+pub struct FileServer {
+    pub base: String,
+    _handle: actix_web::dev::ServerHandle,
+}
+
+pub async fn file_server(files: Vec<(&'static str, Vec<u8>)>) -> FileServer {
+    let files = std::sync::Arc::new(files);
+    let server = actix_web::HttpServer::new(move || {
+        let files = files.clone();
+        actix_web::App::new().route(
+            "/f/{name}",
+            actix_web::web::get().to(move |name: actix_web::web::Path<String>| {
+                let files = files.clone();
+                async move {
+                    match files.iter().find(|(n, _)| *n == name.as_str()) {
+                        Some((_, b)) => actix_web::HttpResponse::Ok()
+                            .content_type("application/pdf")
+                            .body(b.clone()),
+                        None => actix_web::HttpResponse::NotFound().finish(),
+                    }
+                }
+            }),
+        )
+    })
+    .workers(1)
+    .disable_signals()
+    .bind("127.0.0.1:0")
+    .unwrap();
+    let port = server.addrs()[0].port();
+    let server = server.run();
+    let handle = server.handle();
+    actix_rt::spawn(server);
+    FileServer {
+        base: format!("http://127.0.0.1:{port}/f"),
+        _handle: handle,
+    }
+}
+
+impl Drop for FileServer {
+    fn drop(&mut self) {
+        let handle = self._handle.clone();
+        actix_rt::spawn(async move { handle.stop(false).await });
+    }
+}

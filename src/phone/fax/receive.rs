@@ -114,7 +114,7 @@ pub async fn receive(
         row.failure = Set(Some(
             "the originating number is not a valid E.164 number".into(),
         ));
-        return insert(db, row).await;
+        return insert(db, None, row).await;
     }
     match fetch(&receiving, &media_url, ctx.config.url_policy()).await {
         Fetched::Bytes(bytes) => {
@@ -141,14 +141,28 @@ pub async fn receive(
             "ok"
         },
     );
-    insert(db, row).await
+    insert(db, Some(&receiving.storage), row).await
 }
 
+/// Records the fax; when the record cannot be written, the file it names is
+/// deleted, so no stored PDF is left without its record.
 async fn insert(
     db: &sea_orm::DatabaseConnection,
+    storage: Option<&Storage>,
     row: inbound_fax::ActiveModel,
 ) -> Result<(), String> {
-    match row.insert(db).await {
+    let file = match &row.file_path {
+        sea_orm::ActiveValue::Set(Some(f)) => Some(f.clone()),
+        _ => None,
+    };
+    let inserted = row.insert(db).await;
+    if inserted.is_err()
+        && let (Some(storage), Some(file)) = (storage, file)
+        && let Err(e) = storage.delete(&file).await
+    {
+        tracing::warn!(error = %e, "fax: cannot delete a file whose record was not written");
+    }
+    match inserted {
         Ok(_) => Ok(()),
         // The same event twice at once: the other one recorded it.
         Err(e)
