@@ -317,7 +317,9 @@ fn assemble(db: DatabaseConnection, config: Config, bound: std::net::SocketAddr)
     let writes = crate::db::WriteGate::for_db(&db);
     let mut handles = crate::ops::context::Handles::default();
     crate::conversations::register(&mut handles, &db, &bus, &config, &shutdown);
-    crate::assistant::register(&mut handles, &config, &bus);
+    // One model for every agent of the server (the room's assistant, fax lines').
+    let model = crate::agent::from_config(&config);
+    crate::assistant::register(&mut handles, &config, &bus, model.clone());
     handles.insert(auth.clone());
     crate::buyer::register(&mut handles, &db, &config);
     crate::discovery::register(&mut handles, &db, &writes, &bus, &config, &shutdown);
@@ -330,6 +332,7 @@ fn assemble(db: DatabaseConnection, config: Config, bound: std::net::SocketAddr)
         &writes,
         &config,
         public_url.trim_end_matches('/'),
+        model,
     ));
     let mut outbox_tuning = config.outbox.clone();
     if let Some(secs) = config.lease_seconds {

@@ -305,19 +305,27 @@ async fn stream_turn(
     Ok(result?)
 }
 
-/// The backend a server uses: the configured endpoint, else the offline
-/// assistant.
-pub fn backend(
-    config: &crate::config::Config,
-    outbound: Option<crate::net::Outbound>,
-) -> Arc<dyn Backend> {
-    match (&config.assistant_url, outbound) {
-        (Some(url), Some(outbound)) => Arc::new(openai::OpenAi::new(
+/// The model a server's agents use, made once at start: the configured
+/// endpoint (with its own guarded client), else the offline assistant.
+pub fn from_config(config: &crate::config::Config) -> Arc<dyn Backend> {
+    let Some(url) = &config.assistant_url else {
+        return Arc::new(offline::Offline);
+    };
+    let options = crate::net::OutboundOptions {
+        // A model may think a while before its first byte.
+        request_timeout: std::time::Duration::from_secs(config.assistant_run_seconds),
+        ..Default::default()
+    };
+    match crate::net::Outbound::start(config.url_policy(), options) {
+        Ok(outbound) => Arc::new(openai::OpenAi::new(
             url.clone(),
             config.assistant_model.clone(),
             config.assistant_api_key.clone(),
             outbound,
         )),
-        _ => Arc::new(offline::Offline),
+        Err(e) => {
+            tracing::error!(error = %e, "cannot start the model's client; using the offline assistant");
+            Arc::new(offline::Offline)
+        }
     }
 }

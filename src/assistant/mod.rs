@@ -33,8 +33,9 @@ pub fn register(
     handles: &mut crate::ops::context::Handles,
     config: &crate::config::Config,
     bus: &crate::bus::EventBus,
+    model: std::sync::Arc<dyn crate::agent::Backend>,
 ) {
-    handles.insert(Runner::new(config, bus));
+    handles.insert(Runner::new(config, bus, model));
 }
 
 /// Starts the sweeper once the server is assembled.

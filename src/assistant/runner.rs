@@ -74,18 +74,11 @@ impl BusSink for CancelSink {
 }
 
 impl Runner {
-    pub fn new(config: &crate::config::Config, bus: &crate::bus::EventBus) -> Self {
-        let outbound = config.assistant_url.as_ref().and_then(|_| {
-            let options = crate::net::OutboundOptions {
-                // A model may think a while before its first byte.
-                request_timeout: Duration::from_secs(config.assistant_run_seconds),
-                ..Default::default()
-            };
-            crate::net::Outbound::start(config.url_policy(), options)
-                .inspect_err(|e| tracing::error!(error = %e, "cannot start the assistant's client"))
-                .ok()
-        });
-        let backend = agent::backend(config, outbound);
+    pub fn new(
+        config: &crate::config::Config,
+        bus: &crate::bus::EventBus,
+        backend: Arc<dyn Backend>,
+    ) -> Self {
         tracing::info!(backend = %backend.describe(), "assistant");
         let (lease, sweep) = crate::config::lease_and_sweep(
             config.lease_seconds.unwrap_or(30),

@@ -41,9 +41,10 @@ pub fn register(
     writes: &crate::db::WriteGate,
     config: &crate::config::Config,
     public_url: &str,
+    model: Arc<dyn crate::agent::Backend>,
 ) -> Option<Arc<dyn crate::outbox::Handler>> {
     handles.insert(service::Acceptor::start(db.clone(), writes.clone()));
-    fax::register(handles, config);
+    fax::register(handles, config, model);
     let carrier: Arc<dyn carrier::Carrier> = match &config.carrier_url {
         Some(url) => {
             let timeout = std::time::Duration::from_secs(15);

@@ -22,7 +22,11 @@ pub mod service;
 pub mod storage;
 
 /// Registers what the pipeline and the inbound stage need.
-pub fn register(handles: &mut crate::ops::context::Handles, config: &crate::config::Config) {
+pub fn register(
+    handles: &mut crate::ops::context::Handles,
+    config: &crate::config::Config,
+    model: std::sync::Arc<dyn crate::agent::Backend>,
+) {
     let storage = storage::Storage::new(config.fax_storage_dir.clone());
     let max_bytes = usize::try_from(config.fax_max_mb * 1024 * 1024).unwrap_or(usize::MAX);
     match crate::net::Outbound::start(config.url_policy(), Default::default()) {
@@ -33,17 +37,13 @@ pub fn register(handles: &mut crate::ops::context::Handles, config: &crate::conf
         }),
         Err(e) => tracing::error!(error = %e, "cannot start the inbound fax client"),
     }
-    let model_client = config
-        .assistant_url
-        .as_ref()
-        .and_then(|_| crate::net::Outbound::start(config.url_policy(), Default::default()).ok());
     let limits = pdf::ExtractLimits {
         max_bytes,
         max_pages: config.fax_max_pages,
         ..Default::default()
     };
     handles.insert(pipeline::Pipeline {
-        backend: crate::agent::backend(config, model_client),
+        backend: model,
         storage,
         limits,
         program: config.fax.extractor.clone(),
