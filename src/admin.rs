@@ -208,6 +208,35 @@ pub async fn run(
         AdminCommand::RotateCallbackSecret { storefront } => {
             crate::media_buys::admin::rotate_callback_secret(db, config, storefront).await?
         }
+        AdminCommand::ConfirmOperatorIdentity { account, domain } => {
+            crate::accounts::admin::confirm_operator_identity(db, &account, &domain).await?
+        }
+        AdminCommand::RegisterAccountSource {
+            storefront,
+            source_id,
+            name,
+            url,
+            requires_credentials,
+            billing,
+        } => {
+            crate::accounts::admin::register_account_source(
+                db,
+                crate::accounts::admin::NewSource {
+                    storefront,
+                    source_id,
+                    name,
+                    url,
+                    requires_credentials,
+                    billing,
+                },
+                config.url_policy(),
+            )
+            .await?
+        }
+        AdminCommand::AssignStorefrontOperator {
+            storefront,
+            account,
+        } => crate::accounts::admin::assign_storefront_operator(db, storefront, &account).await?,
         AdminCommand::RegisterBrand {
             domain,
             name,

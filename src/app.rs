@@ -32,6 +32,8 @@ pub static OPERATIONS: Registry = Registry::new(&[
     buyer::campaigns::operations::OPERATIONS,
     buyer::catalogs::operations::OPERATIONS,
     crate::media_buys::OPERATIONS,
+    crate::accounts::OPERATIONS,
+    crate::accounts::STOREFRONT_OPERATIONS,
     buyer::targeting::operations::OPERATIONS,
     conversations::OPERATIONS,
     crate::assistant::OPERATIONS,

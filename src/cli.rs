@@ -265,6 +265,42 @@ pub enum AdminCommand {
         #[arg(long)]
         storefront: i64,
     },
+    /// Confirm a buyer account's operator domain (production account sync
+    /// needs it); audited.
+    ConfirmOperatorIdentity {
+        #[arg(long)]
+        account: String,
+        /// The operator's domain, e.g. `agency.example`.
+        #[arg(long)]
+        domain: String,
+    },
+    /// Register an account source at a storefront, or replace one. Source
+    /// `agent` overrides the storefront's own agent's capabilities.
+    RegisterAccountSource {
+        #[arg(long)]
+        storefront: i64,
+        #[arg(long)]
+        source_id: String,
+        #[arg(long)]
+        name: Option<String>,
+        /// The source's AdCP agent (external sources only).
+        #[arg(long)]
+        url: Option<String>,
+        /// Buyers register credentials and list the accounts they can see.
+        #[arg(long)]
+        requires_credentials: bool,
+        /// A billing party account sync may ask for (repeatable; default all).
+        #[arg(long = "billing")]
+        billing: Vec<String>,
+    },
+    /// Make an account the operator of a storefront (a managed storefront):
+    /// it reviews the storefront's account-mapping intakes.
+    AssignStorefrontOperator {
+        #[arg(long)]
+        storefront: i64,
+        #[arg(long)]
+        account: String,
+    },
     /// Add or refresh an official entry of the local brand registry.
     RegisterBrand {
         /// Brand domain, e.g. `acme.com`.

@@ -182,6 +182,9 @@ impl From<sea_orm::DbErr> for ApiError {
 pub enum Kind {
     /// The request is wrong (400).
     Invalid,
+    /// The caller may not do this to what it names (403), e.g.
+    /// `ACCESS_DENIED`.
+    Denied,
     /// What it names does not exist for the caller (404).
     NotFound,
     /// It contradicts the state of what it names (409).

@@ -1,5 +1,6 @@
 //! agentic-api: a self-hostable server for AI-assisted advertising buyers.
 
+pub mod accounts;
 pub mod admin;
 pub mod agent;
 pub mod app;

@@ -13,6 +13,11 @@ pub struct Model {
     /// The seller-side account id (`accountId` on the wire).
     pub account_ref: String,
     pub billing_type: Option<String>,
+    /// `active` once verified or accepted (only active bindings lock the
+    /// advertiser and are used by media buys), `pending_review`, `rejected`.
+    pub status: String,
+    /// The intake it came from, for a managed storefront's account.
+    pub intake_id: Option<String>,
     pub created_at: DateTimeUtc,
 }
 

@@ -62,6 +62,7 @@ impl ResponseError for ApiError {
             ApiError::ServiceUnavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
             ApiError::Coded { kind, .. } => match kind {
                 Kind::Invalid => StatusCode::BAD_REQUEST,
+                Kind::Denied => StatusCode::FORBIDDEN,
                 Kind::NotFound => StatusCode::NOT_FOUND,
                 Kind::Conflict => StatusCode::CONFLICT,
                 Kind::PaymentRequired => StatusCode::PAYMENT_REQUIRED,

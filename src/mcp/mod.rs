@@ -1,6 +1,6 @@
-//! Agent access over MCP (Streamable HTTP only): `/mcp/buyer` serves every
-//! registered operation as a tool ([`tools`]); `/mcp/v3` the typed tools
-//! ([`v3`]). rmcp's Streamable HTTP
+//! Agent access over MCP (Streamable HTTP only): `/mcp/buyer` and
+//! `/mcp/storefront` serve the registry's operations as tools, each its
+//! surface's ([`tools`]); `/mcp/v3` the typed tools ([`v3`]). rmcp's Streamable HTTP
 //! server does the protocol (sessions with `Mcp-Session-Id`, JSON or SSE
 //! answers, `DELETE` to end a session, `Host`/`Origin` checks against DNS
 //! rebinding); this module authenticates the bearer credential first (a 401
@@ -33,7 +33,7 @@ use crate::http::json::{declared_length, read_limited};
 /// a caller's over it is 413 `PAYLOAD_TOO_LARGE`.
 pub const MAX_BODY: usize = 1024 * 1024;
 
-/// One MCP server (`/mcp/buyer`, `/mcp/v3`), built once per app.
+/// One MCP server (`/mcp/buyer`, `/mcp/storefront`, `/mcp/v3`), built once per app.
 pub struct Endpoint<S> {
     service: StreamableHttpService<S, LocalSessionManager>,
     /// The sessions this instance holds in memory (rmcp's).
@@ -47,17 +47,15 @@ pub struct Endpoint<S> {
 /// The servers of this app.
 #[derive(Clone)]
 pub struct Endpoints {
-    buyer: Arc<Endpoint<tools::BuyerTools>>,
+    buyer: Arc<Endpoint<tools::RegistryTools>>,
+    storefront: Arc<Endpoint<tools::RegistryTools>>,
     v3: Arc<Endpoint<v3::V3Tools>>,
 }
 
 impl Endpoints {
     pub fn new(state: &AppState) -> Self {
-        let ctx = state.ctx.clone();
-        let list = Arc::new(tools::tools(state.operations));
-        let buyer = endpoint(state, "/mcp/buyer", move || {
-            tools::BuyerTools::new(ctx.clone(), list.clone())
-        });
+        let buyer = registry_endpoint(state, "/mcp/buyer", &tools::BUYER);
+        let storefront = registry_endpoint(state, "/mcp/storefront", &tools::STOREFRONT);
         let ctx = state.ctx.clone();
         let list = Arc::new(v3::tools(state.operations));
         let v3 = endpoint(state, "/mcp/v3", move || {
@@ -65,9 +63,22 @@ impl Endpoints {
         });
         Endpoints {
             buyer: Arc::new(buyer),
+            storefront: Arc::new(storefront),
             v3: Arc::new(v3),
         }
     }
+}
+
+fn registry_endpoint(
+    state: &AppState,
+    path: &'static str,
+    surface: &'static tools::Surface,
+) -> Endpoint<tools::RegistryTools> {
+    let ctx = state.ctx.clone();
+    let list = Arc::new(tools::tools(state.operations, surface));
+    endpoint(state, path, move || {
+        tools::RegistryTools::new(ctx.clone(), surface, list.clone())
+    })
 }
 
 fn endpoint<S: rmcp::ServerHandler + Send + 'static>(
@@ -142,6 +153,12 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
             .route(web::delete().to(buyer)),
     )
     .service(
+        web::resource("/mcp/storefront")
+            .route(web::post().to(storefront))
+            .route(web::get().to(storefront))
+            .route(web::delete().to(storefront)),
+    )
+    .service(
         web::resource("/mcp/v3")
             .route(web::post().to(typed))
             .route(web::get().to(typed))
@@ -156,6 +173,15 @@ async fn buyer(
     endpoints: web::Data<Endpoints>,
 ) -> Result<HttpResponse, ApiError> {
     serve(req, body, &state, &endpoints.buyer).await
+}
+
+async fn storefront(
+    req: HttpRequest,
+    body: web::Payload,
+    state: web::Data<AppState>,
+    endpoints: web::Data<Endpoints>,
+) -> Result<HttpResponse, ApiError> {
+    serve(req, body, &state, &endpoints.storefront).await
 }
 
 async fn typed(

@@ -1,9 +1,15 @@
-//! The buyer agent's MCP server: every registered operation is a tool of
-//! the same name, its input schema the registry's (`{pathParams, params,
-//! body}`) and its output schema the operation's output type, run through
-//! the operation dispatcher with the caller the HTTP adapter authenticated,
-//! so permissions and tenancy are the REST ones. No tool is written here:
-//! an operation added to the registry is a tool.
+//! The registry's MCP servers: each registered operation of a surface is a
+//! tool of the same name, its input schema the registry's (`{pathParams,
+//! params, body}`) and its output schema the operation's output type, run
+//! through the operation dispatcher with the caller the HTTP adapter
+//! authenticated, so permissions and tenancy are the REST ones. No tool is
+//! written here: an operation added to the registry is a tool of the
+//! surface its path belongs to.
+//!
+//! - `/mcp/buyer`, the buying agent: every operation but the storefront
+//!   operator's.
+//! - `/mcp/storefront`, the storefront operator's agent: the operations
+//!   under `/storefront/`.
 
 use std::sync::Arc;
 
@@ -20,26 +26,63 @@ use utoipa::ToSchema;
 
 use crate::caller::CallerInfo;
 use crate::error::ApiError;
-use crate::ops::{self, Ctx, OperationCall, Pagination, schema};
+use crate::ops::{self, Ctx, OperationCall, OperationDef, Pagination, schema};
+
+/// Which operations an MCP server offers, and how it introduces itself.
+#[derive(Debug)]
+pub struct Surface {
+    pub server_name: &'static str,
+    pub instructions: &'static str,
+    pub includes: fn(&OperationDef) -> bool,
+}
+
+fn is_storefront(def: &OperationDef) -> bool {
+    def.path.starts_with("/storefront/")
+}
+
+/// `/mcp/buyer`.
+pub static BUYER: Surface = Surface {
+    server_name: "agentic-api-buyer",
+    instructions: "Buyer operations of agentic-api: advertisers, product discovery, campaigns, \
+                   media buys, seller accounts, webhooks. Each tool takes {pathParams, params, \
+                   body} as its REST route does.",
+    includes: |def| !is_storefront(def),
+};
+
+/// `/mcp/storefront`.
+pub static STOREFRONT: Surface = Surface {
+    server_name: "agentic-api-storefront",
+    instructions: "Storefront operator operations of agentic-api: review buyers' account-mapping \
+                   intakes (accept, reject, readmit) at the storefronts your account operates. \
+                   Each tool takes {pathParams, params, body} as its REST route does.",
+    includes: is_storefront,
+};
 
 /// One MCP session's server (rmcp makes one per session).
 #[derive(Clone)]
-pub struct BuyerTools {
+pub struct RegistryTools {
     ctx: Ctx,
-    /// [`tools`] of the ctx's registry, shared by every session.
+    surface: &'static Surface,
+    /// [`tools`] of the surface, shared by every session.
     tools: Arc<Vec<Tool>>,
 }
 
-impl BuyerTools {
-    pub fn new(ctx: Ctx, tools: Arc<Vec<Tool>>) -> Self {
-        BuyerTools { ctx, tools }
+impl RegistryTools {
+    pub fn new(ctx: Ctx, surface: &'static Surface, tools: Arc<Vec<Tool>>) -> Self {
+        RegistryTools {
+            ctx,
+            surface,
+            tools,
+        }
     }
 }
 
-/// The registry as MCP tools (built once per app, see `crate::mcp::Endpoints`).
-pub fn tools(operations: ops::Registry) -> Vec<Tool> {
+/// The surface's operations as MCP tools (built once per app, see
+/// `crate::mcp::Endpoints`).
+pub fn tools(operations: ops::Registry, surface: &Surface) -> Vec<Tool> {
     operations
         .iter()
+        .filter(|def| (surface.includes)(def))
         .map(|def| {
             tool(
                 def.name,
@@ -226,17 +269,14 @@ pub(crate) fn caller_of(context: &RequestContext<RoleServer>) -> Option<Arc<Call
         .cloned()
 }
 
-impl ServerHandler for BuyerTools {
+impl ServerHandler for RegistryTools {
     fn get_info(&self) -> ServerConfig {
         ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
             .with_server_info(Implementation::new(
-                "agentic-api-buyer",
+                self.surface.server_name,
                 env!("CARGO_PKG_VERSION"),
             ))
-            .with_instructions(
-                "Buyer operations of agentic-api: advertisers, product discovery, webhooks. \
-                 Each tool takes {pathParams, params, body} as its REST route does.",
-            )
+            .with_instructions(self.surface.instructions)
     }
 
     async fn list_tools(
@@ -253,7 +293,12 @@ impl ServerHandler for BuyerTools {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let name = request.name.to_string();
-        if self.ctx.operations.find(&name).is_none() {
+        if !self
+            .ctx
+            .operations
+            .find(&name)
+            .is_some_and(|d| (self.surface.includes)(d))
+        {
             return Err(ErrorData::invalid_params(
                 format!("unknown tool {name:?}"),
                 None,

@@ -367,7 +367,7 @@ pub async fn record(ctx: &Ctx, answers: Vec<(media_buy::Model, Outcome)>) -> Res
     Ok(())
 }
 
-/// The AdCP account: the advertiser's linked account at this storefront,
+/// The AdCP account: the advertiser's active linked account at this storefront,
 /// else the natural key (brand, operator = the brand, sandbox for a
 /// sandbox advertiser).
 async fn account_ref(
@@ -379,6 +379,7 @@ async fn account_ref(
     let linked = advertiser_linked_account::Entity::find()
         .filter(advertiser_linked_account::Column::AdvertiserId.eq(a.id.clone()))
         .filter(advertiser_linked_account::Column::StorefrontId.eq(storefront_id))
+        .filter(advertiser_linked_account::Column::Status.eq("active"))
         .one(db)
         .await?;
     Ok(match linked {

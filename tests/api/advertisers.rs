@@ -121,6 +121,7 @@ async fn every_optional_field_round_trips() {
     let app = spawn_app().await;
     let t = app.tenant().await;
     let sf = storefront(&app).await;
+    crate::accounts::make_available(&app, &t, sf, "src-1", &["acct-9"]).await;
     let body = with(json!({
         "description": "Running shoes",
         "brandCountries": ["us", "GB", "US"],
@@ -141,7 +142,7 @@ async fn every_optional_field_round_trips() {
     assert_eq!(a["optimizationApplyMode"], json!("AUTO"));
     assert_eq!(
         a["linkedAccounts"],
-        json!([{"storefrontId": sf, "sourceId": "src-1", "accountId": "acct-9", "billingType": "operator"}])
+        json!([{"storefrontId": sf, "sourceId": "src-1", "accountId": "acct-9", "billingType": "operator", "status": "active"}])
     );
     assert_eq!(
         a["utmConfig"],
@@ -264,6 +265,8 @@ async fn updates_replace_clear_add_and_leave_unchanged_as_specified() {
     let app = spawn_app().await;
     let t = app.tenant().await;
     let sf = storefront(&app).await;
+    crate::accounts::make_available(&app, &t, sf, "s1", &["a1"]).await;
+    crate::accounts::make_available(&app, &t, sf, "s2", &["a2"]).await;
     let a = create(
         &app,
         &t,
@@ -378,6 +381,7 @@ async fn brand_and_currency_lock_after_the_first_seller_account_binding() {
     let app = spawn_app().await;
     let t = app.tenant().await;
     let sf = storefront(&app).await;
+    crate::accounts::make_available(&app, &t, sf, "s", &["a"]).await;
     let a = create(&app, &t, minimal()).await;
     let path = format!("{ADV}/{}", a["id"].as_str().unwrap());
 
@@ -728,6 +732,9 @@ async fn concurrent_updates_are_serialised_and_lose_nothing() {
     let app = spawn_app().await;
     let t = app.tenant().await;
     let sf = storefront(&app).await;
+    let ten: Vec<String> = (0..10).map(|i| format!("a{i}")).collect();
+    let ten: Vec<&str> = ten.iter().map(String::as_str).collect();
+    crate::accounts::make_available(&app, &t, sf, "s", &ten).await;
     let a = create(&app, &t, minimal()).await;
     let path = format!("{ADV}/{}", a["id"].as_str().unwrap());
     let mut tasks = Vec::new();

@@ -1,10 +1,12 @@
 //! Fake seller agents: a real HTTP server on 127.0.0.1, port 0, speaking MCP
 //! Streamable HTTP (the wire format of the reference SDKs) with the AdCP
-//! `get_products` tool and the media-buy tools (`create_media_buy`,
-//! `get_media_buys`, `update_media_buy`, in [`buys`]). Each behaviour a test
+//! `get_products` tool, the media-buy tools (`create_media_buy`,
+//! `get_media_buys`, `update_media_buy`, in [`buys`]) and the account tools
+//! (`list_accounts`, `sync_accounts`, in [`accounts`]). Each behaviour a test
 //! needs is a switch on [`Behaviour`]; every request is recorded.
 #![allow(dead_code)]
 
+mod accounts;
 mod buys;
 
 // `Buy` and `Callback` are for tests that name them; not every build does.
@@ -63,6 +65,10 @@ pub struct Behaviour {
     /// `create_media_buy` with a `proposal_id` takes its outcome from
     /// `buys` under that id.
     pub proposals: Value,
+    /// `list_accounts`' `accounts` array.
+    pub accounts: Value,
+    /// The seller status `sync_accounts` gives each account.
+    pub sync_status: &'static str,
 }
 
 impl Default for Behaviour {
@@ -83,6 +89,8 @@ impl Default for Behaviour {
             default_buy: BuyOutcome::Accept { status: "active" },
             legacy_status: false,
             proposals: json!([]),
+            accounts: json!([]),
+            sync_status: "active",
         }
     }
 }
@@ -174,6 +182,8 @@ struct State {
     live_sessions: Mutex<HashSet<String>>,
     expired_once: Mutex<bool>,
     buys: Mutex<buys::Ledger>,
+    /// Account ids `sync_accounts` created.
+    synced: Mutex<HashSet<String>>,
 }
 
 pub struct FakeSeller {
@@ -326,6 +336,8 @@ async fn mcp(state: web::Data<State>, req: HttpRequest, body: web::Bytes) -> Htt
                     None => std::future::pending().await,
                 },
                 "get_media_buys" => wrap(&b, buys::get(&state, args), false),
+                "list_accounts" => wrap(&b, json!({"accounts": b.accounts}), false),
+                "sync_accounts" => wrap(&b, accounts::sync(&state, &b, args), false),
                 "get_media_buy_delivery" => wrap(&b, buys::delivery(&state, args), false),
                 "update_media_buy" => {
                     let (payload, is_error) = buys::update(&state, &b, args);

@@ -8,6 +8,7 @@ mod fake_seller;
 mod helpers;
 mod outputs;
 
+mod accounts;
 mod advertisers;
 mod assistant;
 mod auth;

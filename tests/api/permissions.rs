@@ -150,6 +150,8 @@ async fn a_read_only_key_is_refused_every_write_and_writes_nothing() {
         ("catalogId", cat_id.clone()),
         ("runId", uuid::Uuid::new_v4().to_string()),
         ("actionId", "call_1".to_string()),
+        ("credentialId", "cred_none".to_string()),
+        ("intakeId", "int_none".to_string()),
     ];
     let routes = write_routes(&doc, &ids);
     // Every registered write operation is among the documented routes.

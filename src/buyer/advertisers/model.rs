@@ -104,6 +104,10 @@ pub struct LinkedAccount {
     pub source_id: String,
     pub account_id: String,
     pub billing_type: Option<String>,
+    /// In answers: `active` (locks brand and currency; media buys use it),
+    /// `pending_review` or `rejected` (see `/buyer/advertiser-accounts`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub status: Option<String>,
 }
 
 /// `create_advertiser` body. Every field is optional to serde so that all
@@ -302,6 +306,7 @@ pub fn linked_accounts(raw: Vec<LinkedAccountIn>, issues: &mut Issues) -> Vec<Li
             source_id: source,
             account_id: account,
             billing_type: a.billing_type,
+            status: None,
         };
         if !out.iter().any(|o| same_binding(o, &item)) {
             out.push(item);

@@ -44,6 +44,7 @@ fn out(row: advertiser::Model, links: Vec<linked::Model>) -> AdvertiserOut {
                 source_id: l.source_id,
                 account_id: l.account_ref,
                 billing_type: l.billing_type,
+                status: Some(l.status),
             })
             .collect(),
         brand_countries: from_json(&row.brand_countries),
@@ -70,9 +71,14 @@ fn brand_json(b: &Brand) -> String {
     json!({ "id": b.id, "name": b.name, "domain": b.domain, "manifest": b.manifest }).to_string()
 }
 
-/// Flags unknown storefronts at their `linkedAccounts[i].storefrontId` path.
-async fn check_storefronts(
+/// Flags each `linkedAccounts` entry that names no account the caller's
+/// account can bind: an unknown storefront, or an account that is neither
+/// among those its credentials saw at the source (`list_available_accounts`)
+/// nor this advertiser's accepted synced account (account sync).
+async fn check_accounts(
     db: &impl ConnectionTrait,
+    caller: &CallerInfo,
+    advertiser_id: Option<&str>,
     accounts: &[LinkedAccount],
     issues: &mut Issues,
 ) -> Result<(), ApiError> {
@@ -88,14 +94,69 @@ async fn check_storefronts(
         .map(|s| s.id)
         .collect();
     for (i, a) in accounts.iter().enumerate() {
-        if a.storefront_id > 0 && !known.contains(&a.storefront_id) {
+        if a.storefront_id <= 0 {
+            continue;
+        }
+        if !known.contains(&a.storefront_id) {
             issues.add(
                 format!("linkedAccounts[{i}].storefrontId"),
                 "no storefront with this id",
             );
+            continue;
+        }
+        if !bindable(db, caller, advertiser_id, a).await? {
+            issues.add(
+                format!("linkedAccounts[{i}].accountId"),
+                "not an account this advertiser can bind at this source: list it with list_available_accounts (sources with credentials) or sync it (managed storefronts) first",
+            );
         }
     }
     Ok(())
+}
+
+async fn bindable(
+    db: &impl ConnectionTrait,
+    caller: &CallerInfo,
+    advertiser_id: Option<&str>,
+    a: &LinkedAccount,
+) -> Result<bool, ApiError> {
+    use entity::{account_intake as intake, available_account as seen, source_credential as cred};
+    let credentials = sea_orm::sea_query::Query::select()
+        .column(cred::Column::Id)
+        .from(cred::Entity)
+        .and_where(cred::Column::AccountId.eq(caller.account_id()))
+        .and_where(cred::Column::StorefrontId.eq(a.storefront_id))
+        .and_where(cred::Column::SourceId.eq(a.source_id.as_str()))
+        .to_owned();
+    let listed = seen::Entity::find()
+        .filter(seen::Column::AccountRef.eq(a.account_id.as_str()))
+        .filter(seen::Column::CredentialId.in_subquery(credentials))
+        .count(db)
+        .await?;
+    if listed > 0 {
+        return Ok(true);
+    }
+    let Some(advertiser_id) = advertiser_id else {
+        return Ok(false);
+    };
+    let bound = linked::Entity::find()
+        .filter(linked::Column::AdvertiserId.eq(advertiser_id))
+        .filter(linked::Column::StorefrontId.eq(a.storefront_id))
+        .filter(linked::Column::SourceId.eq(a.source_id.as_str()))
+        .filter(linked::Column::AccountRef.eq(a.account_id.as_str()))
+        .count(db)
+        .await?;
+    if bound > 0 {
+        return Ok(true);
+    }
+    let synced = intake::Entity::find()
+        .filter(intake::Column::AdvertiserId.eq(advertiser_id))
+        .filter(intake::Column::StorefrontId.eq(a.storefront_id))
+        .filter(intake::Column::AccountRef.eq(a.account_id.as_str()))
+        .filter(intake::Column::Status.eq("accepted"))
+        .count(db)
+        .await?;
+    Ok(synced > 0 && a.source_id == "agent")
 }
 
 async fn insert_links(
@@ -110,6 +171,8 @@ async fn insert_links(
             source_id: Set(a.source_id.clone()),
             account_ref: Set(a.account_id.clone()),
             billing_type: Set(a.billing_type.clone()),
+            status: Set("active".into()),
+            intake_id: Set(None),
             created_at: Set(Utc::now()),
             ..Default::default()
         }
@@ -149,6 +212,7 @@ pub async fn lock_reason(
     }
     let bindings = linked::Entity::find()
         .filter(linked::Column::AdvertiserId.eq(advertiser_id))
+        .filter(linked::Column::Status.eq("active"))
         .count(db)
         .await?;
     Ok((bindings > 0).then_some("seller_account_bound"))
@@ -170,7 +234,8 @@ async fn resolve_brand(
     Ok((brand, warning))
 }
 
-async fn load(
+/// The caller's account's advertiser `id` (404 for anyone else's).
+pub async fn load(
     db: &impl ConnectionTrait,
     caller: &CallerInfo,
     id: &str,
@@ -229,7 +294,7 @@ pub async fn create_advertiser(
         None => model::default_utm_config(),
     };
     let caps = model::frequency_caps(body.frequency_caps.unwrap_or_default(), &mut issues);
-    check_storefronts(&ctx.db, &accounts, &mut issues).await?;
+    check_accounts(&ctx.db, caller, None, &accounts, &mut issues).await?;
     issues.into_result()?;
 
     let (linked_brand, warning) =
@@ -327,7 +392,7 @@ pub async fn update_advertiser(
     let caps = body
         .frequency_caps
         .map(|c| model::frequency_caps(c, &mut issues));
-    check_storefronts(&ctx.db, &accounts, &mut issues).await?;
+    check_accounts(&ctx.db, caller, Some(&id), &accounts, &mut issues).await?;
     issues.into_result()?;
 
     // Brand resolution may write to the registry, so it happens before the
@@ -406,6 +471,7 @@ pub async fn update_advertiser(
             source_id: l.source_id.clone(),
             account_id: l.account_ref.clone(),
             billing_type: l.billing_type.clone(),
+            status: None,
         })
         .collect();
     let new_links: Vec<LinkedAccount> = accounts

@@ -28,8 +28,10 @@ use serde_json::Value;
 use super::SellerError;
 use crate::net::NetError;
 
-/// Storefront id and URL: a re-registered URL never reuses a session.
-pub(super) type SessionKey = (i64, String);
+/// Storefront id, URL and a digest of the bearer token: a re-registered
+/// URL never reuses a session, nor does another credential (a buyer's own
+/// credential for an account source is its own session).
+pub(super) type SessionKey = (i64, String, Option<[u8; 32]>);
 
 #[derive(Debug, Clone)]
 pub(super) struct Session {

@@ -240,13 +240,17 @@ impl SellerClient {
         arguments: JsonObject,
     ) -> Result<CallToolResult, SellerError> {
         let timeout = self.options.call_timeout;
+        let token = storefront
+            .auth_token
+            .as_ref()
+            .map(|t| t.expose().to_string());
+        let digest = token
+            .as_ref()
+            .map(|t| <sha2::Sha256 as sha2::Digest>::digest(t.as_bytes()).into());
         let call = mcp::ToolCall {
             url: storefront.url.as_str().to_string(),
-            token: storefront
-                .auth_token
-                .as_ref()
-                .map(|t| t.expose().to_string()),
-            key: (storefront.id, storefront.url.as_str().to_string()),
+            token,
+            key: (storefront.id, storefront.url.as_str().to_string(), digest),
             sessions: Arc::clone(&self.sessions),
             ids: Arc::clone(&self.ids),
             max_body: self.options.max_body,
