@@ -31,6 +31,8 @@ pub struct Model {
     pub linked_brand: String,
     pub created_at: DateTimeUtc,
     pub updated_at: DateTimeUtc,
+    /// When it was archived; `None` while active.
+    pub archived_at: Option<DateTimeUtc>,
 }
 
 #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]

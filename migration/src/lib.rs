@@ -25,6 +25,7 @@ mod m20261206_090000_assistant_runs;
 mod m20261206_170000_api_key_names;
 mod m20261207_090000_fax;
 mod m20261207_100000_inbound_faxes;
+mod m20261208_080000_advertiser_archive;
 mod m20261208_090000_seller_accounts;
 
 /// A foreign key that deletes the row with its parent.
@@ -70,6 +71,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261206_170000_api_key_names::Migration),
             Box::new(m20261207_090000_fax::Migration),
             Box::new(m20261207_100000_inbound_faxes::Migration),
+            Box::new(m20261208_080000_advertiser_archive::Migration),
             Box::new(m20261208_090000_seller_accounts::Migration),
         ]
     }

@@ -426,7 +426,7 @@ impl Operation for DiscoverProducts {
         ),
         (
             409,
-            "the session is still collecting results (refine once it completes)",
+            "the session is still collecting results (refine once it completes), or the advertiser is archived",
         ),
     ];
     type Path = Nothing;
@@ -508,6 +508,7 @@ pub(super) async fn start(
         .one(&ctx.db)
         .await?
         .ok_or_else(|| ApiError::not_found("advertiser"))?;
+    crate::buyer::advertisers::service::refuse_archived(&advertiser, "discoveries")?;
     // A campaign's storefront pin is the fallback when none are sent.
     let pinned: Vec<i64> = match body.campaign_id.as_deref() {
         None => Vec::new(),

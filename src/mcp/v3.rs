@@ -8,11 +8,13 @@
 //!
 //! - `get_status`: who is calling and what the account has (counts).
 //! - `search`: a page of one kind of record (`advertiser`, `storefront`,
-//!   `webhook_subscription`, `conversation`, `audit_log`, `campaign`).
+//!   `webhook_subscription`, `conversation`, `audit_log`, `campaign`);
+//!   archived advertisers only with `includeArchived: true`.
 //! - `get`: one record by id (`advertiser`, `campaign`, or a `discovery`
 //!   snapshot).
 //! - `save_advertiser`: creates an advertiser, or updates the one named by
-//!   `advertiserId` with the fields given.
+//!   `advertiserId` with the fields given; `isArchived` archives or
+//!   restores it, with those fields, in one transaction.
 //! - `save_campaign`: creates or updates a campaign, then applies
 //!   `isArchived` and `isPaused` (archive, restore, pause, resume), all in
 //!   one transaction; pause and resume then reach the sellers; with
@@ -36,6 +38,8 @@ use serde_json::{Map, Value, json};
 use utoipa::ToSchema;
 
 use super::tools::{caller_of, error_result, run, success_result, tool};
+use crate::buyer::advertisers::model::AdvertiserUpdate;
+use crate::buyer::advertisers::service as advertisers;
 use crate::buyer::campaigns::model::CampaignIn;
 use crate::buyer::campaigns::service::{self as campaigns, Save};
 use crate::caller::{AccountInfo, CallerInfo, UserInfo};
@@ -175,6 +179,10 @@ pub fn tools(registry: Registry) -> Vec<Tool> {
             "advertiserId".into(),
             json!({"type": "string", "description": "update this advertiser instead of creating one"}),
         );
+        props.insert(
+            "isArchived".into(),
+            json!({"type": "boolean", "description": "true archives (hidden from lists, no new campaigns), false restores; with advertiserId"}),
+        );
     }
     if let Some(o) = body.as_object_mut() {
         o.remove("required");
@@ -195,6 +203,8 @@ pub fn tools(registry: Registry) -> Vec<Tool> {
                     "type": kinds(SEARCHES.iter().map(|s| s.0).collect()),
                     "take": {"type": "integer", "minimum": 1, "maximum": 100},
                     "skip": {"type": "integer", "minimum": 0},
+                    "includeArchived": {"type": "boolean",
+                        "description": "advertiser only: true includes archived advertisers"},
                 },
                 "required": ["type"],
                 "additionalProperties": false,
@@ -217,7 +227,7 @@ pub fn tools(registry: Registry) -> Vec<Tool> {
         ),
         tool(
             "save_advertiser",
-            "Create an advertiser, or update the one named by advertiserId with the fields given.",
+            "Create an advertiser, or update the one named by advertiserId with the fields given; isArchived true archives it, false restores it. All of it happens, or none.",
             body,
             outputs(registry, ["create_advertiser", "update_advertiser"]),
         ),
@@ -391,7 +401,7 @@ impl V3Tools {
                 Ok(ops::OperationOutput { data, meta: None })
             }
             "search" => {
-                only(&args, &["type", "take", "skip"])?;
+                only(&args, &["type", "take", "skip", "includeArchived"])?;
                 let kind = string_arg(&args, "type")?;
                 let Some((_, op)) = SEARCHES.iter().find(|s| s.0 == kind) else {
                     return Err(ApiError::invalid(
@@ -402,8 +412,14 @@ impl V3Tools {
                         ),
                     ));
                 };
+                if kind != "advertiser" && args.contains_key("includeArchived") {
+                    return Err(ApiError::invalid(
+                        "includeArchived",
+                        "only for type advertiser",
+                    ));
+                }
                 let mut params = Map::new();
-                for k in ["take", "skip"] {
+                for k in ["take", "skip", "includeArchived"] {
                     if let Some(v) = args.get(k) {
                         params.insert(k.into(), v.clone());
                     }
@@ -432,38 +448,7 @@ impl V3Tools {
                 )
                 .await
             }
-            "save_advertiser" => {
-                let mut body = args;
-                match body.remove("advertiserId") {
-                    Some(Value::String(id)) => {
-                        self.dispatch(
-                            context,
-                            caller,
-                            call(
-                                "update_advertiser",
-                                json!({"advertiserId": id}),
-                                json!({}),
-                                Value::Object(body),
-                            )?,
-                        )
-                        .await
-                    }
-                    Some(_) => Err(ApiError::invalid("advertiserId", "must be a string")),
-                    None => {
-                        self.dispatch(
-                            context,
-                            caller,
-                            call(
-                                "create_advertiser",
-                                json!({}),
-                                json!({}),
-                                Value::Object(body),
-                            )?,
-                        )
-                        .await
-                    }
-                }
-            }
+            "save_advertiser" => self.save_advertiser(context, caller, args).await,
             "save_campaign" => self.save_campaign(context, caller, args).await,
             "save_media_buy" => {
                 let body = Value::Object(args);
@@ -493,6 +478,75 @@ impl V3Tools {
 }
 
 impl V3Tools {
+    /// Creates or updates through the operations; with `isArchived`, the
+    /// archive or restore and the fields given happen in one transaction
+    /// ([`advertisers::save_advertiser`]): all of it, or none.
+    async fn save_advertiser(
+        &self,
+        context: &RequestContext<RoleServer>,
+        caller: &Arc<CallerInfo>,
+        mut args: Map<String, Value>,
+    ) -> Result<ops::OperationOutput, ApiError> {
+        let archived = match args.remove("isArchived") {
+            None | Some(Value::Null) => None,
+            Some(Value::Bool(b)) => Some(b),
+            Some(_) => return Err(ApiError::invalid("isArchived", "must be a boolean")),
+        };
+        let id = match args.remove("advertiserId") {
+            None => None,
+            Some(Value::String(id)) => Some(id),
+            Some(_) => return Err(ApiError::invalid("advertiserId", "must be a string")),
+        };
+        let body = Value::Object(args);
+        let (id, archived) = match (id, archived) {
+            (Some(id), Some(archived)) => (id, archived),
+            (Some(id), None) => {
+                let path = json!({ "advertiserId": id });
+                return self
+                    .dispatch(
+                        context,
+                        caller,
+                        call("update_advertiser", path, json!({}), body)?,
+                    )
+                    .await;
+            }
+            (None, Some(true)) => {
+                return Err(ApiError::invalid(
+                    "isArchived",
+                    "a new advertiser is active: archive it once created, with its advertiserId",
+                ));
+            }
+            // A new advertiser is active: `isArchived: false` asks for nothing more.
+            (None, _) => {
+                return self
+                    .dispatch(
+                        context,
+                        caller,
+                        call("create_advertiser", json!({}), json!({}), body)?,
+                    )
+                    .await;
+            }
+        };
+        // Archiving and restoring change the advertiser: update_advertiser's access.
+        let def = self
+            .ctx
+            .operations
+            .find("update_advertiser")
+            .ok_or_else(|| ApiError::internal("update_advertiser is not registered"))?;
+        ops::authorize(caller, def.access)?;
+        let fields = match body {
+            Value::Object(fields) if fields.is_empty() => None,
+            fields => Some(parse_json::<AdvertiserUpdate>(fields)?),
+        };
+        let save = advertisers::Save {
+            fields,
+            archived: Some(archived),
+        };
+        let saved = advertisers::save_advertiser(&self.ctx, caller, &id, save).await?;
+        let data = serde_json::to_value(saved).map_err(ApiError::internal)?;
+        Ok(ops::OperationOutput { data, meta: None })
+    }
+
     /// Runs the steps the arguments ask for in one transaction
     /// ([`campaigns::save`]): all of them, or none.
     async fn save_campaign(
@@ -585,9 +639,17 @@ impl V3Tools {
 /// The campaign fields, parsed as `create_campaign` and `update_campaign`
 /// parse their body.
 fn parse_body(args: Map<String, Value>) -> Result<CampaignIn, ApiError> {
+    parse_json(Value::Object(args))
+}
+
+/// A JSON body, parsed as the operations parse theirs (the same errors).
+fn parse_json<T>(body: Value) -> Result<T, ApiError>
+where
+    T: serde::de::DeserializeOwned + ToSchema + Send,
+{
     use ops::input::BodyPart;
-    let bytes = serde_json::to_vec(&Value::Object(args)).map_err(ApiError::internal)?;
-    ops::Json::<CampaignIn>::from_body(Some(&bytes.into())).map(|body| body.0)
+    let bytes = serde_json::to_vec(&body).map_err(ApiError::internal)?;
+    ops::Json::<T>::from_body(Some(&bytes.into())).map(|body| body.0)
 }
 
 impl ServerHandler for V3Tools {

@@ -62,6 +62,7 @@ pub async fn stage(
         .one(&ctx.db)
         .await?
         .ok_or_else(|| ApiError::not_found("advertiser"))?;
+    crate::buyer::advertisers::service::refuse_archived(&advertiser, "media buys")?;
 
     let CampaignRef {
         campaign_id,

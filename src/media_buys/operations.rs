@@ -46,7 +46,7 @@ impl Operation for CreateMediaBuys {
         (404, "discovery session or campaign not found"),
         (
             409,
-            "INSUFFICIENT_MEDIA_BUDGET, PRICING_NOT_CONFIGURED or CONFLICT",
+            "INSUFFICIENT_MEDIA_BUDGET, PRICING_NOT_CONFIGURED or CONFLICT (e.g. the advertiser is archived)",
         ),
         (422, "CAPABILITY_NOT_SUPPORTED"),
     ];

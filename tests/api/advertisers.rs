@@ -777,3 +777,305 @@ async fn concurrent_updates_are_serialised_and_lose_nothing() {
         );
     }
 }
+
+/// A campaign body for `adv`.
+fn campaign(adv: &str) -> Value {
+    json!({
+        "advertiserId": adv,
+        "name": "Spring launch",
+        "flightDates": {"startDate": "2027-03-01T00:00:00Z", "endDate": "2027-03-31T23:59:59Z"},
+        "budget": {"total": 50000}
+    })
+}
+
+const CMP: &str = "/api/v2/buyer/campaigns";
+
+async fn total(app: &TestApp, t: &Tenant, path: &str) -> u64 {
+    let res = app.get(path, &t.key).await;
+    assert_eq!(res.status, 200, "{}", res.body);
+    res.body["meta"]["pagination"]["total"].as_u64().unwrap()
+}
+
+/// `/mcp/v3` `save_advertiser` with `isArchived`: archived advertisers leave
+/// the lists (unless asked for), keep answering by id, refuse new campaigns
+/// and come back when restored; every step is audited, and a call whose
+/// later step fails leaves nothing.
+#[actix_web::test]
+async fn archiving_hides_an_advertiser_refuses_campaigns_and_restoring_undoes_it() {
+    let app = spawn_app().await;
+    let t = app.tenant().await;
+    let a = create(&app, &t, minimal()).await["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let b = create(&app, &t, with(json!({"name": "Other"}))).await["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    // A campaign locks the currency (used below for a failing step).
+    assert_eq!(app.post(CMP, &t.key, &campaign(&a)).await.status, 201);
+    let mut s = crate::mcp::open_at(&app, "/mcp/v3", &t.key).await;
+    let audited = total(&app, &t, AUDIT).await;
+
+    // Archive and rename in one call.
+    let archived = s
+        .call(
+            &app,
+            "save_advertiser",
+            json!({"advertiserId": a, "isArchived": true, "name": "Acme Old"}),
+        )
+        .await;
+    assert_ne!(archived["isError"], true, "{archived}");
+    let d = &archived["structuredContent"]["data"];
+    assert_eq!(d["status"], "ARCHIVED", "{archived}");
+    assert_eq!(d["name"], "Acme Old");
+    let archived_at = d["archivedAt"].as_str().unwrap().to_string();
+    assert!(chrono::DateTime::parse_from_rfc3339(&archived_at).is_ok());
+    let entries = app.get(AUDIT, &t.key).await;
+    let entries = entries.data().as_array().unwrap();
+    assert_eq!(total(&app, &t, AUDIT).await, audited + 2);
+    assert_eq!(entries[0]["action"], "advertiser.archived");
+    assert_eq!(entries[0]["resourceId"], a.as_str());
+    assert_eq!(
+        entries[0]["changes"]["status"],
+        json!({"from": "ACTIVE", "to": "ARCHIVED"})
+    );
+    assert_eq!(entries[0]["changes"]["archivedAt"]["from"], Value::Null);
+    assert_eq!(entries[1]["action"], "advertiser.updated");
+
+    // Hidden from the lists, unless asked for; still there by id.
+    let listed = app.get(ADV, &t.key).await;
+    assert_eq!(listed.body["meta"]["pagination"]["total"], 1);
+    assert_eq!(listed.data()[0]["id"], b.as_str());
+    assert_eq!(listed.data()[0]["status"], "ACTIVE");
+    assert!(listed.data()[0].get("archivedAt").is_none());
+    let all = app
+        .get(&format!("{ADV}?includeArchived=true"), &t.key)
+        .await;
+    assert_eq!(all.body["meta"]["pagination"]["total"], 2, "{}", all.body);
+    assert!(
+        all.data()
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|x| x["id"] == a.as_str()
+                && x["status"] == "ARCHIVED"
+                && x["archivedAt"] == archived_at.as_str())
+    );
+    assert_eq!(
+        total(&app, &t, &format!("{ADV}?includeArchived=false")).await,
+        1
+    );
+    assert_field(
+        &app.get(&format!("{ADV}?includeArchived=maybe"), &t.key)
+            .await,
+        "includeArchived",
+    );
+    let got = app.get(&format!("{ADV}/{a}"), &t.key).await;
+    assert_eq!(got.status, 200);
+    assert_eq!(got.data()["status"], "ARCHIVED");
+    assert_eq!(got.data()["archivedAt"], archived_at.as_str());
+    let found = s.call(&app, "search", json!({"type": "advertiser"})).await;
+    assert_eq!(found["structuredContent"]["meta"]["pagination"]["total"], 1);
+    let found = s
+        .call(
+            &app,
+            "search",
+            json!({"type": "advertiser", "includeArchived": true}),
+        )
+        .await;
+    assert_eq!(
+        found["structuredContent"]["meta"]["pagination"]["total"], 2,
+        "{found}"
+    );
+    let bad = s
+        .call(
+            &app,
+            "search",
+            json!({"type": "campaign", "includeArchived": true}),
+        )
+        .await;
+    assert_eq!(
+        bad["structuredContent"]["field"], "includeArchived",
+        "{bad}"
+    );
+
+    // No new campaign, over REST or /mcp/v3; nothing written.
+    let audited = total(&app, &t, AUDIT).await;
+    let refused = app.post(CMP, &t.key, &campaign(&a)).await;
+    refused.assert_error(409, "CONFLICT");
+    let message = refused.body["error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("archived") && message.contains("isArchived false"),
+        "{message}"
+    );
+    let made = s.call(&app, "save_campaign", campaign(&a)).await;
+    assert_eq!(made["isError"], true, "{made}");
+    assert_eq!(made["structuredContent"]["code"], "CONFLICT", "{made}");
+    // Nor a discovery.
+    let disc = app
+        .post(
+            "/api/v2/buyer/discovery/discover-products",
+            &t.key,
+            &json!({"advertiserId": a}),
+        )
+        .await;
+    disc.assert_error(409, "CONFLICT");
+    assert_eq!(total(&app, &t, &format!("{CMP}?advertiserId={a}")).await, 1);
+    assert_eq!(total(&app, &t, AUDIT).await, audited);
+    // The other advertiser is unaffected.
+    assert_eq!(app.post(CMP, &t.key, &campaign(&b)).await.status, 201);
+    let audited = total(&app, &t, AUDIT).await;
+
+    // A repeat changes nothing and records nothing.
+    let again = s
+        .call(
+            &app,
+            "save_advertiser",
+            json!({"advertiserId": a, "isArchived": true}),
+        )
+        .await;
+    assert_eq!(
+        again["structuredContent"]["data"]["archivedAt"],
+        archived_at.as_str()
+    );
+    assert_eq!(total(&app, &t, AUDIT).await, audited);
+
+    // Another account cannot see, archive or restore it; a read-only key
+    // may not; a new advertiser cannot be born archived.
+    let stranger = app.tenant().await;
+    let mut other = crate::mcp::open_at(&app, "/mcp/v3", &stranger.key).await;
+    for flag in [true, false] {
+        let hidden = other
+            .call(
+                &app,
+                "save_advertiser",
+                json!({"advertiserId": a, "isArchived": flag}),
+            )
+            .await;
+        assert_eq!(hidden["structuredContent"]["code"], "NOT_FOUND", "{hidden}");
+    }
+    let reader = app
+        .user_in(&t.account_id, "admin", &["platform:read"])
+        .await;
+    let mut r = crate::mcp::open_at(&app, "/mcp/v3", &reader.key).await;
+    let refused = r
+        .call(
+            &app,
+            "save_advertiser",
+            json!({"advertiserId": a, "isArchived": false}),
+        )
+        .await;
+    assert_eq!(
+        refused["structuredContent"]["code"], "FORBIDDEN",
+        "{refused}"
+    );
+    let born = s
+        .call(&app, "save_advertiser", with(json!({"isArchived": true})))
+        .await;
+    assert_eq!(born["structuredContent"]["field"], "isArchived", "{born}");
+    let bad = s
+        .call(
+            &app,
+            "save_advertiser",
+            json!({"advertiserId": a, "isArchived": "yes"}),
+        )
+        .await;
+    assert_eq!(bad["structuredContent"]["field"], "isArchived", "{bad}");
+    assert_eq!(total(&app, &t, AUDIT).await, audited);
+
+    // Restore and change a locked field in one call: the lock refuses the
+    // change, so the restore is undone too.
+    let failed = s
+        .call(
+            &app,
+            "save_advertiser",
+            json!({"advertiserId": a, "isArchived": false, "primaryCurrency": "EUR"}),
+        )
+        .await;
+    assert_eq!(failed["structuredContent"]["code"], "CONFLICT", "{failed}");
+    let still = app.get(&format!("{ADV}/{a}"), &t.key).await;
+    assert_eq!(still.data(), got.data(), "nothing of the call stays");
+    assert_eq!(total(&app, &t, AUDIT).await, audited);
+    // An invalid field is refused before anything.
+    let failed = s
+        .call(
+            &app,
+            "save_advertiser",
+            json!({"advertiserId": a, "isArchived": false, "channels": ["telepathy"]}),
+        )
+        .await;
+    assert_eq!(
+        failed["structuredContent"]["code"], "VALIDATION_ERROR",
+        "{failed}"
+    );
+    assert_eq!(
+        app.get(&format!("{ADV}/{a}"), &t.key).await.data(),
+        got.data()
+    );
+
+    // Restore: listed again, and campaigns can be created again.
+    let restored = s
+        .call(
+            &app,
+            "save_advertiser",
+            json!({"advertiserId": a, "isArchived": false}),
+        )
+        .await;
+    let d = &restored["structuredContent"]["data"];
+    assert_eq!(d["status"], "ACTIVE", "{restored}");
+    assert!(d.get("archivedAt").is_none(), "{restored}");
+    let entries = app.get(AUDIT, &t.key).await;
+    assert_eq!(entries.data()[0]["action"], "advertiser.restored");
+    assert_eq!(
+        entries.data()[0]["changes"]["status"],
+        json!({"from": "ARCHIVED", "to": "ACTIVE"})
+    );
+    assert_eq!(total(&app, &t, ADV).await, 2);
+    let res = app.post(CMP, &t.key, &campaign(&a)).await;
+    assert_eq!(res.status, 201, "{}", res.body);
+    assert_eq!(total(&app, &t, &format!("{CMP}?advertiserId={a}")).await, 2);
+}
+
+/// An archived advertiser starts no discovery and stages no media buys
+/// from an earlier session; restored, it does again.
+#[actix_web::test]
+async fn an_archived_advertiser_takes_no_media_buys() {
+    use crate::media_buys::{BUYS, buy_count, discover, eur_advertiser, new_campaign, pick};
+    let app = spawn_app().await;
+    let t = app.tenant().await;
+    let (_seller, _) =
+        crate::fake_seller::seller(&app, "Northwind", crate::fake_seller::Behaviour::default())
+            .await;
+    let adv = eur_advertiser(&app, &t, false).await;
+    let session = discover(&app, &t, &adv).await;
+    let mut s = crate::mcp::open_at(&app, "/mcp/v3", &t.key).await;
+    let archive = |flag: bool| json!({"advertiserId": adv, "isArchived": flag});
+    let done = s.call(&app, "save_advertiser", archive(true)).await;
+    assert_eq!(done["structuredContent"]["data"]["status"], "ARCHIVED");
+
+    let cart = json!({
+        "productQueryId": session,
+        "campaign": new_campaign(10_000.0),
+        "mode": "stage",
+        "selections": [pick("ctv-1", 4000.0)],
+    });
+    let audited = total(&app, &t, AUDIT).await;
+    let refused = app.post(BUYS, &t.key, &cart).await;
+    refused.assert_error(409, "CONFLICT");
+    assert_eq!(
+        refused.body["error"]["details"]["reason"], "advertiser_archived",
+        "{}",
+        refused.body
+    );
+    let staged = s.call(&app, "save_media_buy", cart.clone()).await;
+    assert_eq!(staged["structuredContent"]["code"], "CONFLICT", "{staged}");
+    assert_eq!(buy_count(&app).await, 0);
+    assert_eq!(total(&app, &t, CMP).await, 0);
+    assert_eq!(total(&app, &t, AUDIT).await, audited);
+
+    s.call(&app, "save_advertiser", archive(false)).await;
+    let res = app.post(BUYS, &t.key, &cart).await;
+    assert_eq!(res.status, 200, "{}", res.body);
+    assert_eq!(buy_count(&app).await, 1);
+}

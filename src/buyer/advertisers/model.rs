@@ -407,8 +407,12 @@ pub struct AdvertiserOut {
     pub id: String,
     pub name: String,
     pub description: Option<String>,
-    /// `ACTIVE`.
+    /// `ACTIVE`, or `ARCHIVED` once archived (`/mcp/v3` `save_advertiser`
+    /// with `isArchived: true`).
     pub status: String,
+    /// When it was archived; only present while archived.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub archived_at: Option<DateTime<Utc>>,
     pub brand: String,
     /// Set when the brand was resolved by enrichment rather than a registry entry.
     pub brand_warning: Option<String>,

@@ -9,8 +9,8 @@ use super::service;
 use crate::caller::CallerInfo;
 use crate::error::ApiError;
 use crate::ops::{
-    Access, Ctx, Input, Json, Nothing, Operation, OperationDef, Page, Paged, Pagination, Params,
-    Verb, def,
+    Access, Ctx, Filtered, Input, Json, Nothing, Operation, OperationDef, Paged, Pagination,
+    Params, Verb, def,
 };
 
 pub static OPERATIONS: &[&OperationDef] = &[
@@ -25,6 +25,13 @@ pub static OPERATIONS: &[&OperationDef] = &[
 pub struct AdvertiserPath {
     /// The advertiser's id (a UUID).
     pub advertiser_id: String,
+}
+
+#[derive(Debug, Default, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct AdvertiserFilter {
+    /// `true` lists archived advertisers too (default `false`: active only).
+    pub include_archived: Option<bool>,
 }
 
 pub struct CreateAdvertiser;
@@ -55,7 +62,7 @@ pub struct GetAdvertiser;
 
 impl Operation for GetAdvertiser {
     const NAME: &'static str = "get_advertiser";
-    const DESCRIPTION: &'static str = "One advertiser of the caller's account.";
+    const DESCRIPTION: &'static str = "One advertiser of the caller's account, archived or not.";
     const ACCESS: Access = Access::Read;
     const VERB: Verb = Verb::Get;
     const PATH: &'static str = "/buyer/advertisers/{advertiserId}";
@@ -101,12 +108,13 @@ pub struct ListAdvertisers;
 
 impl Operation for ListAdvertisers {
     const NAME: &'static str = "list_advertisers";
-    const DESCRIPTION: &'static str = "The account's advertisers, newest first.";
+    const DESCRIPTION: &'static str =
+        "The account's advertisers, newest first; archived ones only with includeArchived=true.";
     const ACCESS: Access = Access::Read;
     const VERB: Verb = Verb::Get;
     const PATH: &'static str = "/buyer/advertisers";
     type Path = Nothing;
-    type Query = Page<20, 100>;
+    type Query = Filtered<AdvertiserFilter, 20, 100>;
     type Body = Nothing;
     type Output = Paged<AdvertiserOut>;
 
@@ -115,7 +123,9 @@ impl Operation for ListAdvertisers {
         caller: &CallerInfo,
         input: Input<Self>,
     ) -> Result<Self::Output, ApiError> {
-        service::list_advertisers(ctx, caller, input.query).await
+        let Filtered { page, filter } = input.query;
+        let archived = filter.include_archived.unwrap_or(false);
+        service::list_advertisers(ctx, caller, page, archived).await
     }
 
     fn pagination(out: &Self::Output) -> Option<Pagination> {

@@ -6,17 +6,17 @@ use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
 
 use chrono::Utc;
-use sea_orm::sea_query::Expr;
 use sea_orm::{
-    ActiveModelTrait, ColumnTrait, ConnectionTrait, EntityTrait, IntoActiveModel, PaginatorTrait,
-    QueryFilter, QueryOrder, QuerySelect, Set, TransactionTrait,
+    ActiveModelTrait, ColumnTrait, ConnectionTrait, DatabaseTransaction, EntityTrait,
+    IntoActiveModel, PaginatorTrait, QueryFilter, QueryOrder, QuerySelect, Set, TransactionTrait,
 };
 use serde_json::{Value, json};
 
 use entity::{advertiser, advertiser_linked_account as linked, storefront};
 
 use super::model::{
-    self, AdvertiserCreate, AdvertiserOut, AdvertiserUpdate, Issues, LinkedAccount,
+    self, AdvertiserCreate, AdvertiserOut, AdvertiserUpdate, FrequencyCap, Issues, LinkedAccount,
+    UtmParam,
 };
 use crate::buyer::audit;
 use crate::buyer::brands::{self, Brand, BrandRegistry, LinkedBrand};
@@ -24,6 +24,10 @@ use crate::buyer::{from_json, to_json};
 use crate::caller::CallerInfo;
 use crate::error::ApiError;
 use crate::ops::{Ctx, Page, Paged};
+
+/// An advertiser's `status` while active, and once archived.
+const ACTIVE: &str = "ACTIVE";
+const ARCHIVED: &str = "ARCHIVED";
 
 fn out(row: advertiser::Model, links: Vec<linked::Model>) -> AdvertiserOut {
     let brand: Value = serde_json::from_str(&row.linked_brand).unwrap_or_else(|_| json!({}));
@@ -55,7 +59,12 @@ fn out(row: advertiser::Model, links: Vec<linked::Model>) -> AdvertiserOut {
         id: row.id,
         name: row.name,
         description: row.description,
-        status: row.status,
+        status: if row.archived_at.is_some() {
+            ARCHIVED.into()
+        } else {
+            row.status
+        },
+        archived_at: row.archived_at,
         brand: row.brand,
         brand_warning: row.brand_warning,
         primary_currency: row.primary_currency,
@@ -307,7 +316,7 @@ pub async fn create_advertiser(
         account_id: Set(caller.account_id().to_string()),
         name: Set(name),
         description: Set(description),
-        status: Set("ACTIVE".into()),
+        status: Set(ACTIVE.into()),
         brand: Set(brand),
         brand_countries: Set(to_json(&countries)),
         primary_currency: Set(currency),
@@ -321,6 +330,7 @@ pub async fn create_advertiser(
         linked_brand: Set(brand_json(&linked_brand)),
         created_at: Set(now),
         updated_at: Set(now),
+        archived_at: Set(None),
     }
     .insert(&txn)
     .await?;
@@ -364,7 +374,98 @@ pub async fn update_advertiser(
     advertiser_id: &str,
     body: AdvertiserUpdate,
 ) -> Result<AdvertiserOut, ApiError> {
+    save_advertiser(
+        ctx,
+        caller,
+        advertiser_id,
+        Save {
+            fields: Some(body),
+            archived: None,
+        },
+    )
+    .await
+}
+
+/// What [`save_advertiser`] changes, in one transaction: a restore first,
+/// then the fields, an archive last.
+#[derive(Debug, Default)]
+pub struct Save {
+    /// `update_advertiser`'s fields; `None` changes none.
+    pub fields: Option<AdvertiserUpdate>,
+    /// `Some(true)` archives, `Some(false)` restores (a repeat changes nothing).
+    pub archived: Option<bool>,
+}
+
+/// Applies a [`Save`] to the caller's advertiser: every step with its audit
+/// entry, or none (a failing step leaves the advertiser as it was).
+pub async fn save_advertiser(
+    ctx: &Ctx,
+    caller: &CallerInfo,
+    advertiser_id: &str,
+    save: Save,
+) -> Result<AdvertiserOut, ApiError> {
     let id = model::advertiser_id(advertiser_id)?;
+    // Brand resolution may write to the registry, so the fields are checked
+    // (and the brand resolved) before the transaction: on SQLite a second
+    // writer would wait on ours.
+    let checked = match save.fields {
+        Some(body) => Some(check_update(ctx, caller, &id, body).await?),
+        None => None,
+    };
+    let _turn = ctx.writes.enter().await;
+    let txn = crate::db::begin_write(&ctx.db).await?;
+    // The row's lock first: concurrent saves (and the lock check against a
+    // concurrent first campaign or binding) are serialised.
+    advertiser::Entity::find_by_id(id.as_str())
+        .filter(advertiser::Column::AccountId.eq(caller.account_id()))
+        .lock_exclusive()
+        .one(&txn)
+        .await?
+        .ok_or_else(|| ApiError::not_found("advertiser"))?;
+    if save.archived == Some(false) {
+        set_archived(&txn, caller, &id, false).await?;
+    }
+    if let Some(checked) = checked {
+        apply_update(&txn, caller, &id, checked).await?;
+    }
+    if save.archived == Some(true) {
+        set_archived(&txn, caller, &id, true).await?;
+    }
+    let row = load(&txn, caller, &id).await?;
+    let links = links_of(&txn, &[&id])
+        .await?
+        .remove(&id)
+        .unwrap_or_default();
+    txn.commit().await?;
+    Ok(out(row, links))
+}
+
+/// An update's fields, validated, and the brand resolution they need.
+struct CheckedUpdate {
+    name: Option<String>,
+    description: Option<Option<String>>,
+    brand: Option<String>,
+    currency: Option<String>,
+    countries: Option<Vec<String>>,
+    timezone: Option<Option<String>>,
+    channels: Option<Vec<String>>,
+    mode: Option<String>,
+    accounts: Vec<LinkedAccount>,
+    utm: Option<Vec<UtmParam>>,
+    caps: Option<Vec<FrequencyCap>>,
+    sandbox: Option<bool>,
+    /// The domain resolved and its identity (with any warning).
+    resolved: Option<(String, (Brand, Option<String>))>,
+}
+
+/// Validates an update of advertiser `id` (every problem at once) and
+/// resolves a new brand.
+async fn check_update(
+    ctx: &Ctx,
+    caller: &CallerInfo,
+    id: &str,
+    body: AdvertiserUpdate,
+) -> Result<CheckedUpdate, ApiError> {
     let mut issues = Issues::default();
     let name = body.name.as_deref().map(|n| model::name(n, &mut issues));
     let description = body.description.map(|d| model::description(d, &mut issues));
@@ -395,9 +496,7 @@ pub async fn update_advertiser(
     check_accounts(&ctx.db, caller, Some(&id), &accounts, &mut issues).await?;
     issues.into_result()?;
 
-    // Brand resolution may write to the registry, so it happens before the
-    // transaction (on SQLite a second writer would wait on ours).
-    let seen = load(&ctx.db, caller, &id).await?;
+    let seen = load(&ctx.db, caller, id).await?;
     let save_brand = body.save_brand.unwrap_or(false);
     let resolved = if brand.as_ref().is_some_and(|b| *b != seen.brand) || save_brand {
         let domain = brand.clone().unwrap_or_else(|| seen.brand.clone());
@@ -409,20 +508,47 @@ pub async fn update_advertiser(
         None
     };
 
-    // Touching the row first takes its write lock: concurrent updates (and
-    // the lock check against a concurrent first binding) are serialised.
-    let txn = ctx.db.begin().await?;
-    let touched = advertiser::Entity::update_many()
-        .col_expr(advertiser::Column::UpdatedAt, Expr::value(Utc::now()))
-        .filter(advertiser::Column::Id.eq(id.as_str()))
-        .filter(advertiser::Column::AccountId.eq(caller.account_id()))
-        .exec(&txn)
-        .await?;
-    if touched.rows_affected == 0 {
-        return Err(ApiError::not_found("advertiser"));
-    }
-    let current = load(&txn, caller, &id).await?;
-    if let Some(sandbox) = body.sandbox
+    Ok(CheckedUpdate {
+        name,
+        description,
+        brand,
+        currency,
+        countries,
+        timezone,
+        channels,
+        mode,
+        accounts,
+        utm,
+        caps,
+        sandbox: body.sandbox,
+        resolved,
+    })
+}
+
+/// Writes a checked update of advertiser `id` in `txn`, with its audit entry.
+async fn apply_update(
+    txn: &DatabaseTransaction,
+    caller: &CallerInfo,
+    id: &str,
+    checked: CheckedUpdate,
+) -> Result<(), ApiError> {
+    let CheckedUpdate {
+        name,
+        description,
+        brand,
+        currency,
+        countries,
+        timezone,
+        channels,
+        mode,
+        accounts,
+        utm,
+        caps,
+        sandbox,
+        resolved,
+    } = checked;
+    let current = load(txn, caller, id).await?;
+    if let Some(sandbox) = sandbox
         && sandbox != current.sandbox
     {
         return Err(ApiError::invalid(
@@ -435,7 +561,7 @@ pub async fn update_advertiser(
         .as_ref()
         .is_some_and(|c| *c != current.primary_currency);
     if (brand_changes || currency_changes)
-        && let Some(reason) = lock_reason(&txn, &id).await?
+        && let Some(reason) = lock_reason(txn, id).await?
     {
         let field = if brand_changes {
             "brand"
@@ -458,10 +584,7 @@ pub async fn update_advertiser(
         .filter(|(domain, _)| *domain == final_brand)
         .map(|(_, r)| r);
 
-    let before_links = links_of(&txn, &[&id])
-        .await?
-        .remove(&id)
-        .unwrap_or_default();
+    let before_links = links_of(txn, &[id]).await?.remove(id).unwrap_or_default();
     let before = serde_json::to_value(out(current.clone(), before_links.clone()))
         .map_err(ApiError::internal)?;
     let existing: Vec<LinkedAccount> = before_links
@@ -515,35 +638,95 @@ pub async fn update_advertiser(
         row.frequency_caps = Set(to_json(&v));
     }
     row.updated_at = Set(Utc::now());
-    let row = row.update(&txn).await?;
-    insert_links(&txn, &id, &new_links).await?;
-    let links = links_of(&txn, &[&id])
-        .await?
-        .remove(&id)
-        .unwrap_or_default();
+    let row = row.update(txn).await?;
+    insert_links(txn, id, &new_links).await?;
+    let links = links_of(txn, &[id]).await?.remove(id).unwrap_or_default();
     let updated = out(row, links);
     let after = serde_json::to_value(&updated).map_err(ApiError::internal)?;
     audit::record(
-        &txn,
+        txn,
         caller,
         "advertiser.updated",
         "advertiser",
-        &id,
+        id,
         audit::diff(&before, &after),
     )
-    .await?;
-    txn.commit().await?;
-    Ok(updated)
+    .await
 }
 
-/// The account's advertisers, newest first.
+/// Archives (`archived_at` set, status `ARCHIVED`) or restores advertiser
+/// `id` in `txn`, with an `advertiser.archived` or `advertiser.restored`
+/// audit entry; a repeat changes nothing and records nothing.
+async fn set_archived(
+    txn: &DatabaseTransaction,
+    caller: &CallerInfo,
+    id: &str,
+    archived: bool,
+) -> Result<(), ApiError> {
+    let current = load(txn, caller, id).await?;
+    if current.archived_at.is_some() == archived {
+        return Ok(());
+    }
+    let links = links_of(txn, &[id]).await?.remove(id).unwrap_or_default();
+    let before =
+        serde_json::to_value(out(current.clone(), links.clone())).map_err(ApiError::internal)?;
+    let now = Utc::now();
+    let mut row = current.into_active_model();
+    row.archived_at = Set(archived.then_some(now));
+    row.status = Set(if archived { ARCHIVED } else { ACTIVE }.into());
+    row.updated_at = Set(now);
+    let row = row.update(txn).await?;
+    let after = serde_json::to_value(out(row, links)).map_err(ApiError::internal)?;
+    let action = if archived {
+        "advertiser.archived"
+    } else {
+        "advertiser.restored"
+    };
+    audit::record(
+        txn,
+        caller,
+        action,
+        "advertiser",
+        id,
+        audit::diff(&before, &after),
+    )
+    .await
+}
+
+/// 409 CONFLICT when the advertiser is archived: an archived advertiser
+/// takes no new campaigns, discoveries or media buys (`what`) until it is
+/// restored.
+pub fn refuse_archived(row: &advertiser::Model, what: &str) -> Result<(), ApiError> {
+    let Some(archived_at) = row.archived_at else {
+        return Ok(());
+    };
+    Err(ApiError::Conflict {
+        message: format!(
+            "the advertiser {} is archived and takes no new {what}: restore it first \
+             (/mcp/v3 save_advertiser with advertiserId {} and isArchived false)",
+            row.id, row.id
+        ),
+        details: Some(json!({
+            "reason": "advertiser_archived",
+            "advertiserId": row.id,
+            "archivedAt": archived_at,
+        })),
+    })
+}
+
+/// The account's advertisers, newest first; archived ones only with
+/// `include_archived`.
 pub async fn list_advertisers(
     ctx: &Ctx,
     caller: &CallerInfo,
     page: Page<20, 100>,
+    include_archived: bool,
 ) -> Result<Paged<AdvertiserOut>, ApiError> {
-    let query =
+    let mut query =
         advertiser::Entity::find().filter(advertiser::Column::AccountId.eq(caller.account_id()));
+    if !include_archived {
+        query = query.filter(advertiser::Column::ArchivedAt.is_null());
+    }
     let total = query.clone().count(&ctx.db).await?;
     let rows = query
         .order_by_desc(advertiser::Column::CreatedAt)

@@ -54,6 +54,7 @@ impl Operation for CreateCampaign {
     const ERRORS: &'static [(u16, &'static str)] = &[
         (400, "VALIDATION_ERROR or CURRENCY_MISMATCH"),
         (404, "advertiser not found"),
+        (409, "the advertiser is archived (restore it first)"),
     ];
     type Path = Nothing;
     type Query = Nothing;

@@ -357,6 +357,7 @@ async fn insert(
         mut p,
     } = new;
     let adv = advertiser_of(txn, caller, &advertiser_id, true).await?;
+    crate::buyer::advertisers::service::refuse_archived(&adv, "campaigns")?;
     if let Some(sent) = &p.sent_currency
         && *sent != adv.primary_currency
     {
