@@ -1,8 +1,9 @@
 """A real AdCP 3.1 seller agent for tests and CI, built on the `adcp` seller framework.
 
-Serves MCP Streamable HTTP at http://HOST:PORT/mcp with six tools:
+Serves MCP Streamable HTTP at http://HOST:PORT/mcp with eight tools:
 get_adcp_capabilities, get_products, create_media_buy, get_media_buys,
-get_media_buy_delivery and update_media_buy. The catalogue is fixed, so tests can assert exact product ids;
+get_media_buy_delivery, update_media_buy, list_accounts and sync_accounts.
+The catalogue is fixed, so tests can assert exact product ids;
 get_products honours buying_mode (brief, wholesale, refine) and the filters
 channels, countries and delivery_type.
 
@@ -22,6 +23,22 @@ repeated idempotency_key with the same payload replays the first answer
 is IDEMPOTENCY_CONFLICT. Each buy actually created logs one line on stderr,
 "adcp-seller: created media buy <id> key=<idempotency_key>", so a test can count
 them (replays log "adcp-seller: replayed <tool> key=<key>").
+
+Accounts are buyer-declared (capabilities: account.require_operator_auth false,
+supported_billing operator, agent and advertiser). sync_accounts provisions one
+account per (brand, operator, sandbox) in memory, with a deterministic id:
+acc_<brand domain>_<operator>, plus "~<brand_id>" after the domain when the brand
+has one and "_sandbox" for a sandbox account (acme.example operated by
+agency.example is acc_acme.example_agency.example). Every account is active. A
+repeated entry is "unchanged" (the same id), a changed billing, billing_entity or
+payment_terms "updated"; dry_run: true answers the same but stores nothing; an
+entry keyed by `account` (settings update) fails with UNSUPPORTED_PROVISIONING
+and delete_missing is UNSUPPORTED_FEATURE. billing_entity.bank is write-only and
+never echoed. sync_accounts is idempotent by key like create_media_buy. Each
+account created logs "adcp-seller: synced account <id>" on stderr.
+list_accounts returns two fixed upstream seats (acc_upstream_1, acc_upstream_2,
+the second a sandbox) and then every synced account, filtered by the request's
+account, status and sandbox; a bearer token is accepted and not checked.
 
     python seller.py --port 0        # prints: adcp-seller listening on http://127.0.0.1:PORT/mcp
 
@@ -309,6 +326,8 @@ TOOLS = {
     "get_media_buys",
     "get_media_buy_delivery",
     "update_media_buy",
+    "list_accounts",
+    "sync_accounts",
 }
 
 server = adcp_server("agentic-test-seller", adcp_version=ADCP_VERSION)
@@ -363,6 +382,13 @@ async def get_adcp_capabilities(params: Any, context: Any = None) -> dict[str, A
     caps["media_buy"] = {
         "supported_pricing_models": PRICING_MODELS,
         "buying_modes": ["brief", "wholesale", "refine"],
+    }
+    # Buyer-declared accounts: no operator credentials needed, any billing party,
+    # sandbox accounts provisioned by sync_accounts with sandbox: true.
+    caps["account"] = {
+        "require_operator_auth": False,
+        "supported_billing": SUPPORTED_BILLING,
+        "sandbox": True,
     }
     return caps
 
@@ -755,6 +781,205 @@ async def update_media_buy_once(params: Any, context: Any) -> dict[str, Any]:
         "revision": buy["revision"],
         "implementation_date": buy["updated_at"],
     }
+
+
+# --- accounts ---------------------------------------------------------------
+#
+# Buyer-declared accounts (require_operator_auth: false): sync_accounts
+# provisions an account per (brand, operator, sandbox), kept in memory for the
+# life of the process; list_accounts returns them after two fixed upstream
+# seats. The bearer token a buyer may send is not checked: every caller sees
+# every account.
+
+SUPPORTED_BILLING = ["operator", "agent", "advertiser"]
+
+# Seats that exist on the seller's side before any sync (an upstream platform's
+# own account namespace), so list_accounts is never empty.
+UPSTREAM_ACCOUNTS: list[dict[str, Any]] = [
+    {
+        "account_id": "acc_upstream_1",
+        "name": "Northwind upstream seat",
+        "status": "active",
+        "billing": "operator",
+    },
+    {
+        "account_id": "acc_upstream_2",
+        "name": "Summit Streaming sandbox seat",
+        "status": "active",
+        "billing": "agent",
+        "brand": {"domain": "summit-streaming.example"},
+        "operator": "summit-streaming.example",
+        "sandbox": True,
+    },
+]
+
+# Synced accounts by account_id, in creation order.
+ACCOUNTS: dict[str, dict[str, Any]] = {}
+
+
+def account_id_for(brand: dict[str, Any], operator: str, sandbox: bool) -> str:
+    """The deterministic id of a buyer-declared account, readable in tests.
+
+    acc_<brand domain>_<operator>, the brand's brand_id (if any) after the
+    domain as "~<brand_id>", and "_sandbox" at the end for a sandbox account:
+    acme.example operated by agency.example is acc_acme.example_agency.example.
+    Domains cannot contain "_" or "~", so different keys give different ids.
+    """
+    brand_part = brand["domain"]
+    if brand.get("brand_id"):
+        brand_part += f"~{brand['brand_id']}"
+    return f"acc_{brand_part}_{operator}" + ("_sandbox" if sandbox else "")
+
+
+def account_name(brand: dict[str, Any], operator: str, sandbox: bool) -> str:
+    name = brand["domain"] + (f" ({brand['brand_id']})" if brand.get("brand_id") else "")
+    if operator != brand["domain"]:
+        name += f" via {operator}"
+    return name + (" [sandbox]" if sandbox else "")
+
+
+def without_bank(entity: Any) -> Any:
+    """business-entity.json's bank is write-only: it is never sent back."""
+    if not isinstance(entity, dict):
+        return entity
+    return {k: v for k, v in entity.items() if k != "bank"}
+
+
+def account_wire(account: dict[str, Any]) -> dict[str, Any]:
+    """A synced account as list_accounts returns it."""
+    wire = {
+        "account_id": account["account_id"],
+        "name": account["name"],
+        "status": account["status"],
+        "brand": account["brand"],
+        "operator": account["operator"],
+        "billing": account["billing"],
+    }
+    for optional in ("billing_entity", "payment_terms"):
+        if account.get(optional) is not None:
+            wire[optional] = account[optional]
+    if account["sandbox"]:
+        wire["sandbox"] = True
+    return wire
+
+
+def matches_ref(account: dict[str, Any], ref: dict[str, Any]) -> bool:
+    """Whether an account is the one an AccountRef names (by id or natural key)."""
+    if ref.get("account_id"):
+        return account["account_id"] == ref["account_id"]
+    brand = account.get("brand") or {}
+    want = ref.get("brand") or {}
+    return (
+        brand.get("domain") == want.get("domain")
+        and brand.get("brand_id") == want.get("brand_id")
+        and account.get("operator") == ref.get("operator")
+        and bool(account.get("sandbox")) == bool(ref.get("sandbox"))
+    )
+
+
+@server.list_accounts
+async def list_accounts(params: Any, context: Any = None) -> dict[str, Any]:
+    req = as_dict(params)
+    accounts = UPSTREAM_ACCOUNTS + [account_wire(a) for a in ACCOUNTS.values()]
+    if req.get("account"):
+        accounts = [a for a in accounts if matches_ref(a, req["account"])]
+    if req.get("status"):
+        accounts = [a for a in accounts if a["status"] == req["status"]]
+    if req.get("sandbox") is not None:
+        accounts = [a for a in accounts if bool(a.get("sandbox")) == req["sandbox"]]
+    return {"accounts": accounts}
+
+
+@server.sync_accounts
+async def sync_accounts(params: Any, context: Any = None) -> dict[str, Any]:
+    return await sync_accounts_once(params=params, context=context)
+
+
+@idempotency.wrap
+async def sync_accounts_once(params: Any, context: Any) -> dict[str, Any]:
+    req = as_dict(params)
+    if req.get("delete_missing"):
+        raise AdcpError(
+            "UNSUPPORTED_FEATURE", message="this seller does not deactivate accounts "
+            "(delete_missing)", recovery="correctable", field="delete_missing",
+        )
+    dry_run = bool(req.get("dry_run"))
+    results = [sync_one(entry, dry_run) for entry in req["accounts"]]
+    return {"dry_run": dry_run, "accounts": results}
+
+
+def sync_one(entry: dict[str, Any], dry_run: bool) -> dict[str, Any]:
+    """One sync_accounts entry: provision (upsert by natural key) or refuse."""
+    if entry.get("account") is not None:
+        # Settings-update mode (an AccountRef): not implemented, as the spec asks
+        # such sellers to say per entry. The ref's natural key, or the account
+        # it names, fills the required brand/operator of the result.
+        ref = entry["account"]
+        known = next(
+            (a for a in [*UPSTREAM_ACCOUNTS, *ACCOUNTS.values()] if matches_ref(a, ref)), None
+        )
+        source = known or ref
+        return {
+            "brand": source.get("brand") or {"domain": "unknown.invalid"},
+            "operator": source.get("operator") or "unknown.invalid",
+            "action": "failed",
+            "status": known["status"] if known else "rejected",
+            "errors": [{"code": "UNSUPPORTED_PROVISIONING",
+                        "message": "this seller only provisions accounts by brand, "
+                        "operator and billing; settings updates are not supported"}],
+        }
+
+    brand, operator, billing = entry["brand"], entry["operator"], entry["billing"]
+    sandbox = bool(entry.get("sandbox"))
+    account_id = account_id_for(brand, operator, sandbox)
+    echo: dict[str, Any] = {"brand": brand, "operator": operator}
+    if sandbox:
+        echo["sandbox"] = True
+    if billing not in SUPPORTED_BILLING:
+        return {
+            **echo, "action": "failed", "status": "rejected",
+            "errors": [{"code": "BILLING_NOT_SUPPORTED", "field": "billing",
+                        "message": f"billing {billing!r} is not supported; this seller "
+                        f"supports {', '.join(SUPPORTED_BILLING)}"}],
+        }
+
+    wanted = {
+        "billing": billing,
+        "billing_entity": without_bank(entry.get("billing_entity")),
+        "payment_terms": entry.get("payment_terms"),
+    }
+    existing = ACCOUNTS.get(account_id)
+    if existing is None:
+        action = "created"
+        account = {
+            "account_id": account_id,
+            "name": account_name(brand, operator, sandbox),
+            "status": "active",
+            "brand": brand,
+            "operator": operator,
+            "sandbox": sandbox,
+            **wanted,
+        }
+    else:
+        changed = any(existing.get(k) != v for k, v in wanted.items())
+        action = "updated" if changed else "unchanged"
+        account = {**existing, **wanted}
+    if not dry_run and action != "unchanged":
+        ACCOUNTS[account_id] = account
+        if action == "created":
+            log(f"synced account {account_id}")
+    result = {
+        **echo,
+        "account_id": account_id,
+        "name": account["name"],
+        "action": action,
+        "status": account["status"],
+        "billing": account["billing"],
+    }
+    for optional in ("billing_entity", "payment_terms"):
+        if account.get(optional) is not None:
+            result[optional] = account[optional]
+    return result
 
 
 def announce_when_started(app: Any, url: str) -> Any:

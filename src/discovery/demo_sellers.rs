@@ -14,6 +14,11 @@
 //! catalogue; refine: include / omit / more_like_this) and every
 //! [`ProductFilters`] field. Country coverage has no field on a 3.1 product,
 //! so it is kept beside each product, as the reference seller does.
+//!
+//! Through [`Seller::call_task`] each also takes media buys
+//! ([`super::demo_buys`]) and accounts (`list_accounts`, `sync_accounts`:
+//! [`super::demo_accounts`]; [`DemoStorefront::account_capabilities`] says
+//! how each storefront takes them).
 
 use std::time::Duration;
 
@@ -45,6 +50,13 @@ impl DemoStorefront {
     /// `https://demo-sellers.agentic.invalid/<slug>/mcp`
     pub fn url(&self) -> String {
         format!("https://{DEMO_HOST}/{}/mcp", self.slug)
+    }
+
+    /// How its seller takes accounts: whether `list_accounts` needs the
+    /// buyer's credential, and which billing parties `sync_accounts` accepts
+    /// (see [`super::demo_accounts`]).
+    pub fn account_capabilities(&self) -> super::demo_accounts::DemoAccountCapabilities {
+        super::demo_accounts::demo_account_capabilities(self.slug)
     }
 }
 
@@ -97,6 +109,8 @@ pub struct DemoSeller {
     off_brief: Option<&'static str>,
     /// Its media buys (`super::demo_buys`).
     buys: super::demo_buys::DemoBuys,
+    /// Its accounts (`super::demo_accounts`).
+    accounts: super::demo_accounts::DemoAccounts,
 }
 
 impl std::fmt::Debug for DemoSeller {
@@ -141,6 +155,7 @@ impl DemoSeller {
             catalogue,
             off_brief,
             buys: super::demo_buys::DemoBuys::new(prefix, delay_scale, currencies),
+            accounts: super::demo_accounts::DemoAccounts::new(storefront.name, storefront.slug),
         }
     }
 
@@ -242,12 +257,20 @@ impl Seller for DemoSeller {
 
     fn call_task<'a>(
         &'a self,
-        _storefront: &'a StorefrontTarget,
+        storefront: &'a StorefrontTarget,
         task: &'static str,
         arguments: Map<String, Value>,
     ) -> BoxFuture<'a, Result<Value, SellerError>> {
         Box::pin(async move {
-            match self.buys.answer(task, &arguments) {
+            let authenticated = storefront
+                .auth_token
+                .as_ref()
+                .is_some_and(|t| !t.expose().trim().is_empty());
+            let answer = self
+                .buys
+                .answer(task, &arguments)
+                .or_else(|| self.accounts.answer(task, authenticated, &arguments));
+            match answer {
                 Some(payload) => Ok(payload),
                 None => Err(SellerError::Rpc {
                     code: -32602,
@@ -1708,5 +1731,65 @@ mod tests {
             .unwrap_err();
         assert!(matches!(err, SellerError::InvalidQuery(_)), "{err:?}");
         assert!(started.elapsed() < Duration::from_secs(3));
+    }
+
+    #[tokio::test]
+    async fn account_tasks_go_through_call_task_with_the_storefronts_credential() {
+        let cartwheel = seller("cartwheel-retail");
+        assert!(
+            cartwheel
+                .storefront()
+                .account_capabilities()
+                .requires_credentials
+        );
+        let mut storefront = target(cartwheel.storefront());
+        let no_token = cartwheel
+            .call_task(&storefront, "list_accounts", Map::new())
+            .await
+            .unwrap();
+        assert_eq!(no_token["errors"][0]["code"], "AUTH_REQUIRED");
+        storefront.auth_token = Some(crate::discovery::seller::AuthToken::new("buyer-token"));
+        let seats = cartwheel
+            .call_task(&storefront, "list_accounts", Map::new())
+            .await
+            .unwrap();
+        assert_eq!(seats["accounts"][0]["account_id"], "cartwheel_seat_1");
+        assert_eq!(seats["accounts"][1]["account_id"], "cartwheel_seat_2");
+
+        let meridian = seller("meridian-daily");
+        let storefront = target(meridian.storefront());
+        let sync = json!({"idempotency_key": "meridian-sync-00000001", "dry_run": false,
+            "accounts": [{"brand": {"domain": "acme.example"}, "operator": "agency.example",
+                          "billing": "operator"}]});
+        let synced = meridian
+            .call_task(
+                &storefront,
+                "sync_accounts",
+                sync.as_object().unwrap().clone(),
+            )
+            .await
+            .unwrap();
+        assert_eq!(synced["accounts"][0]["action"], "created");
+        let listed = meridian
+            .call_task(&storefront, "list_accounts", Map::new())
+            .await
+            .unwrap();
+        assert_eq!(
+            listed["accounts"][0]["account_id"],
+            "acc_acme.example_agency.example"
+        );
+        // Media buys still answer, and an unknown task is still refused.
+        assert!(
+            meridian
+                .call_task(&storefront, "get_media_buys", Map::new())
+                .await
+                .is_ok()
+        );
+        assert!(
+            meridian
+                .call_task(&storefront, "sync_creatives", Map::new())
+                .await
+                .is_err()
+        );
     }
 }

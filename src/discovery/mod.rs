@@ -8,6 +8,7 @@
 //! other instances (the bus, [`events`]).
 
 pub mod agent_view;
+pub mod demo_accounts;
 pub mod demo_buys;
 pub mod demo_sellers;
 pub mod events;
