@@ -91,6 +91,7 @@ pub async fn seed(db: &DatabaseConnection) -> Result<Demo, TenancyError> {
     }
     seed_fax_customer(db, user_id).await?;
     let storefront_ids = seed_storefronts(db).await?;
+    seed_accounts(db, &storefront_ids).await?;
     tenancy::revoke_user_keys(db, user_id).await?;
     let api_key = tenancy::create_api_key(db, user_id, &["platform:write".into()]).await?;
     let password = crate::auth::keys::random_base62(20);
@@ -131,6 +132,63 @@ async fn seed_fax_customer(db: &DatabaseConnection, user_id: i64) -> Result<(), 
     };
     admin::assign_line(db, &line.id.to_string(), customer, true).await?;
     admin::customer_access(db, customer, user_id, true).await?;
+    Ok(())
+}
+
+/// The demo account's confirmed operator domain (production account sync
+/// needs one).
+pub const DEMO_OPERATOR: &str = "demo-agency.example";
+
+/// The seller-account side of the demo, once (what an operator changed
+/// later survives restarts): each demo storefront's agent source as its
+/// seller describes it (Atlas Outdoor bills only the agent; Cartwheel
+/// Retail Media needs the buyer's credential and lists its seats); the
+/// demo account operates the storefronts that take account sync, so the
+/// demo user reviews its own intakes; and its operator domain is confirmed.
+async fn seed_accounts(
+    db: &DatabaseConnection,
+    storefront_ids: &[i64],
+) -> Result<(), TenancyError> {
+    use crate::accounts::{admin, sources};
+    for (demo, &id) in STOREFRONTS.iter().zip(storefront_ids) {
+        let caps = demo.account_capabilities();
+        let stored = entity::account_source::Entity::find()
+            .filter(entity::account_source::Column::StorefrontId.eq(id))
+            .filter(entity::account_source::Column::SourceId.eq(sources::AGENT))
+            .one(db)
+            .await?;
+        if stored.is_none() {
+            admin::register_account_source(
+                db,
+                admin::NewSource {
+                    storefront: id,
+                    source_id: sources::AGENT.into(),
+                    name: Some(format!("{} (seller agent)", demo.name)),
+                    url: None,
+                    requires_credentials: caps.requires_credentials,
+                    billing: caps
+                        .supported_billing
+                        .iter()
+                        .map(|b| b.to_string())
+                        .collect(),
+                },
+                UrlPolicy {
+                    allow_insecure: false,
+                },
+            )
+            .await?;
+        }
+        if !caps.requires_credentials && sources::operator_of(db, id).await?.is_none() {
+            admin::assign_storefront_operator(db, id, DEMO_ACCOUNT_ID).await?;
+        }
+    }
+    if entity::operator_identity::Entity::find_by_id(DEMO_ACCOUNT_ID)
+        .one(db)
+        .await?
+        .is_none()
+    {
+        admin::confirm_operator_identity(db, DEMO_ACCOUNT_ID, DEMO_OPERATOR).await?;
+    }
     Ok(())
 }
 

@@ -10,6 +10,8 @@ use agentic_api::discovery::seller::{BuyingMode, ProductFilters, ProductQuery, S
 use agentic_api::discovery::sellers::Sellers;
 use agentic_api::discovery::storefronts;
 
+use serde_json::json;
+
 use crate::fake_seller::{Behaviour, FakeSeller};
 use crate::helpers::*;
 
@@ -297,4 +299,118 @@ async fn demo_advertiser(app: &TestApp, key: &str) -> Resp {
         .await;
     assert_eq!(adv.status, 201, "{}", adv.body);
     adv
+}
+
+#[actix_web::test]
+async fn the_demo_shows_the_account_flow_offline() {
+    let app = spawn_app_with(|c| c.demo_seller_delay_scale = 0.0).await;
+    demo::seed(&app.db).await.unwrap();
+    // Seeding again changes nothing of the account side (and mints a new key).
+    let seeded = demo::seed(&app.db).await.unwrap();
+    let key = seeded.api_key.clone();
+    let adv = demo_advertiser(&app, &key).await;
+    let adv = adv.data()["id"].as_str().unwrap().to_string();
+    let id_of = |name: &str| {
+        let i = STOREFRONTS.iter().position(|s| s.name == name).unwrap();
+        seeded.storefront_ids[i]
+    };
+    let (meridian, atlas, cartwheel) = (
+        id_of("Meridian Daily"),
+        id_of("Atlas Outdoor"),
+        id_of("Cartwheel Retail Media"),
+    );
+
+    // Cartwheel's seats need the buyer's credential.
+    let sources = app
+        .get(
+            &format!("/api/v2/buyer/storefronts/{cartwheel}/account-sources"),
+            &key,
+        )
+        .await;
+    assert_eq!(
+        sources.data()["sources"][0]["capabilities"]["requiresCredentials"],
+        json!(true),
+        "{}",
+        sources.body
+    );
+    let res = app
+        .post(
+            "/api/v2/buyer/source-credentials",
+            &key,
+            &json!({"storefrontId": cartwheel, "sourceId": "agent", "secret": "demo-seat-login"}),
+        )
+        .await;
+    assert_eq!(res.status, 201, "{}", res.body);
+    let res = app
+        .get(&format!("/api/v2/buyer/advertisers/{adv}/accounts/available?storefrontId={cartwheel}&sourceId=agent"), &key)
+        .await;
+    assert_eq!(res.status, 200, "{}", res.body);
+    let seats: Vec<&str> = res.data()["accounts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a["accountId"].as_str().unwrap())
+        .collect();
+    assert_eq!(seats, ["cartwheel_seat_1", "cartwheel_seat_2"]);
+
+    // Atlas bills only the agent; Meridian takes operator billing, and the
+    // demo account reviews its own intake.
+    let entry = |sf: i64, billing: &str| {
+        json!({"advertiserId": adv, "storefrontId": sf, "operator": demo::DEMO_OPERATOR, "billing": billing,
+               "billing_entity": {"legal_name": "Demo Agency LLC"}})
+    };
+    let res = app
+        .post(
+            "/api/v2/buyer/storefront-accounts/sync",
+            &key,
+            &json!({"accounts": [entry(atlas, "operator")]}),
+        )
+        .await;
+    res.assert_error(400, "BILLING_NOT_SUPPORTED");
+    assert_eq!(
+        res.body["error"]["details"]["supportedBilling"],
+        json!(["agent"])
+    );
+    let res = app
+        .post(
+            "/api/v2/buyer/storefront-accounts/sync",
+            &key,
+            &json!({"accounts": [entry(meridian, "operator"), entry(atlas, "agent")]}),
+        )
+        .await;
+    assert_eq!(res.status, 200, "{}", res.body);
+    for r in res.data()["accounts"].as_array().unwrap() {
+        assert_eq!(r["action"], json!("created"), "{r}");
+        assert_eq!(r["reviewStatus"], json!("pending_review"), "{r}");
+    }
+    let reviews = app
+        .get(
+            "/api/v2/storefront/account-mappings/reviews?status=pending_review",
+            &key,
+        )
+        .await;
+    assert_eq!(
+        reviews.body["meta"]["pagination"]["total"],
+        json!(2),
+        "{}",
+        reviews.body
+    );
+    let intake = res.data()["accounts"][0]["intakeId"].as_str().unwrap();
+    let res = app
+        .post(
+            &format!("/api/v2/storefront/account-mappings/reviews/{intake}/accept"),
+            &key,
+            &json!({}),
+        )
+        .await;
+    assert_eq!(res.status, 200, "{}", res.body);
+    let bound = app
+        .get("/api/v2/buyer/advertiser-accounts?status=active", &key)
+        .await;
+    assert_eq!(
+        bound.data()[0]["storefrontId"],
+        json!(meridian),
+        "{}",
+        bound.body
+    );
 }
