@@ -54,6 +54,7 @@ const TOOL_NAMES: &[&str] = &[
     "save_advertiser",
     "save_campaign",
     "save_media_buy",
+    "save_connection",
     "get_delivery",
 ];
 
@@ -244,6 +245,26 @@ pub fn tools(registry: Registry) -> Vec<Tool> {
             outputs(registry, ["create_media_buys"]),
         ),
         tool(
+            "save_connection",
+            "Manage a seller connection at a storefront's account source: with secret, register a credential (or, with credentialId, rotate its secret); with advertiserId and accountId, bind that seller account to the advertiser (refreshing the accounts the credential can see first, for sources that need credentials); with delete true, delete credentialId. Steps run in that order, each committed before the next.",
+            json!({
+                "type": "object",
+                "properties": {
+                    "storefrontId": {"type": "integer"},
+                    "sourceId": {"type": "string", "minLength": 1, "description": "default agent (the storefront's own)"},
+                    "credentialId": {"type": "string", "minLength": 1},
+                    "secret": {"type": "string", "minLength": 1, "writeOnly": true, "description": "the bearer token the source takes; never returned"},
+                    "label": {"type": "string"},
+                    "advertiserId": {"type": "string"},
+                    "accountId": {"type": "string", "description": "the seller account to bind (list_available_accounts, or an accepted synced account)"},
+                    "delete": {"type": "boolean"},
+                },
+                "required": ["storefrontId"],
+                "additionalProperties": false,
+            }),
+            connection_schema(registry),
+        ),
+        tool(
             "get_delivery",
             "A campaign's media buys at their sellers: each buy's internal and seller status, what it was before and when it changed, and its seller's latest delivery report (impressions, spend, per package; get_media_buy_status).",
             json!({
@@ -255,6 +276,22 @@ pub fn tools(registry: Registry) -> Vec<Tool> {
             outputs(registry, ["get_media_buy_status"]),
         ),
     ]
+}
+
+/// What save_connection answers: each step's result, when it ran.
+fn connection_schema(registry: Registry) -> Value {
+    let of = |op: &str| {
+        registry
+            .find(op)
+            .map(|d| (d.output_schema)())
+            .unwrap_or_else(|| json!({"type": "object"}))
+    };
+    schema::object([
+        ("credential", of("create_source_credential"), false),
+        ("available", of("list_available_accounts"), false),
+        ("advertiser", of("update_advertiser"), false),
+        ("deleted", of("delete_source_credential"), false),
+    ])
 }
 
 /// create_campaign's body, plus the id to update and the v3 state flags.
@@ -459,6 +496,7 @@ impl V3Tools {
                 )
                 .await
             }
+            "save_connection" => self.save_connection(context, caller, args).await,
             "get_delivery" => {
                 let id = match args.remove("campaignId") {
                     Some(Value::String(id)) => id,
@@ -478,6 +516,156 @@ impl V3Tools {
 }
 
 impl V3Tools {
+    /// A seller connection's steps, each through its operation (so each has
+    /// its REST permission and admin rule): credential, binding, deletion.
+    async fn save_connection(
+        &self,
+        context: &RequestContext<RoleServer>,
+        caller: &Arc<CallerInfo>,
+        args: Map<String, Value>,
+    ) -> Result<ops::OperationOutput, ApiError> {
+        only(
+            &args,
+            &[
+                "storefrontId",
+                "sourceId",
+                "credentialId",
+                "secret",
+                "label",
+                "advertiserId",
+                "accountId",
+                "delete",
+            ],
+        )?;
+        let storefront = args
+            .get("storefrontId")
+            .and_then(Value::as_i64)
+            .ok_or_else(|| ApiError::invalid("storefrontId", "is required (an integer)"))?;
+        let text = |name: &str| -> Result<Option<String>, ApiError> {
+            match args.get(name) {
+                None | Some(Value::Null) => Ok(None),
+                Some(Value::String(s)) => Ok(Some(s.clone())),
+                Some(_) => Err(ApiError::invalid(name, "must be a string")),
+            }
+        };
+        let source = text("sourceId")?.unwrap_or_else(|| "agent".into());
+        let mut credential = text("credentialId")?;
+        let (secret, label) = (text("secret")?, text("label")?);
+        let (advertiser, account) = (text("advertiserId")?, text("accountId")?);
+        let delete = match args.get("delete") {
+            None | Some(Value::Null) => false,
+            Some(Value::Bool(b)) => *b,
+            Some(_) => return Err(ApiError::invalid("delete", "must be a boolean")),
+        };
+        if advertiser.is_some() != account.is_some() {
+            return Err(ApiError::invalid(
+                "accountId",
+                "advertiserId and accountId go together",
+            ));
+        }
+        if delete && (secret.is_some() || advertiser.is_some() || credential.is_none()) {
+            return Err(ApiError::invalid("delete", "takes credentialId alone"));
+        }
+        if secret.is_none() && advertiser.is_none() && !delete {
+            return Err(ApiError::invalid(
+                "secret",
+                "nothing to do: give secret, advertiserId with accountId, or delete",
+            ));
+        }
+        let mut out = Map::new();
+        if delete {
+            let id = credential.unwrap_or_default();
+            let done = self
+                .dispatch(
+                    context,
+                    caller,
+                    call(
+                        "delete_source_credential",
+                        json!({"credentialId": id}),
+                        json!({}),
+                        Value::Null,
+                    )?,
+                )
+                .await?;
+            out.insert("deleted".into(), done.data);
+            return Ok(ops::OperationOutput {
+                data: Value::Object(out),
+                meta: None,
+            });
+        }
+        if let Some(secret) = secret {
+            let done = match &credential {
+                Some(id) => {
+                    self.dispatch(
+                        context,
+                        caller,
+                        call(
+                            "rotate_source_credential",
+                            json!({"credentialId": id}),
+                            json!({}),
+                            json!({"secret": secret}),
+                        )?,
+                    )
+                    .await?
+                }
+                None => {
+                    let mut body =
+                        json!({"storefrontId": storefront, "sourceId": source, "secret": secret});
+                    if let Some(l) = label {
+                        body["label"] = json!(l);
+                    }
+                    self.dispatch(
+                        context,
+                        caller,
+                        call("create_source_credential", json!({}), json!({}), body)?,
+                    )
+                    .await?
+                }
+            };
+            credential = done.data["credentialId"].as_str().map(str::to_string);
+            out.insert("credential".into(), done.data);
+        }
+        if let (Some(advertiser), Some(account)) = (advertiser, account) {
+            if credential.is_some() || source != "agent" {
+                let mut params = json!({"storefrontId": storefront, "sourceId": source});
+                if let Some(id) = &credential {
+                    params["credentialId"] = json!(id);
+                }
+                let seen = self
+                    .dispatch(
+                        context,
+                        caller,
+                        call(
+                            "list_available_accounts",
+                            json!({"advertiserId": advertiser}),
+                            params,
+                            Value::Null,
+                        )?,
+                    )
+                    .await?;
+                out.insert("available".into(), seen.data);
+            }
+            let body = json!({"linkedAccounts": [{"storefrontId": storefront, "sourceId": source, "accountId": account}]});
+            let done = self
+                .dispatch(
+                    context,
+                    caller,
+                    call(
+                        "update_advertiser",
+                        json!({"advertiserId": advertiser}),
+                        json!({}),
+                        body,
+                    )?,
+                )
+                .await?;
+            out.insert("advertiser".into(), done.data);
+        }
+        Ok(ops::OperationOutput {
+            data: Value::Object(out),
+            meta: None,
+        })
+    }
+
     /// Creates or updates through the operations; with `isArchived`, the
     /// archive or restore and the fields given happen in one transaction
     /// ([`advertisers::save_advertiser`]): all of it, or none.

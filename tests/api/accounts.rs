@@ -1069,3 +1069,77 @@ async fn the_storefront_agent_reviews_intakes_over_mcp() {
         .await;
     assert_eq!(denied["structuredContent"]["code"], json!("NOT_FOUND"));
 }
+
+#[actix_web::test]
+async fn v3_save_connection_registers_a_credential_binds_an_account_and_deletes() {
+    let app = spawn_app().await;
+    let t = app.tenant().await;
+    let adv = advertiser(&app, &t).await;
+    let (s, sf) = seller(
+        &app,
+        "Seats",
+        Behaviour {
+            token: Some(CANARY.into()),
+            accounts: json!([{"account_id": "seat-1", "name": "Self-serve seat", "status": "active"}]),
+            ..Default::default()
+        },
+    )
+    .await;
+    external_source(&app, sf, "seats", &s.url()).await;
+    let mut v3 = crate::mcp::open_at(&app, "/mcp/v3", &t.key).await;
+    let res = v3
+        .call(
+            &app,
+            "save_connection",
+            json!({"storefrontId": sf, "sourceId": "seats", "secret": CANARY, "label": "Seat login",
+                   "advertiserId": adv, "accountId": "seat-1"}),
+        )
+        .await;
+    assert_ne!(res["isError"], json!(true), "{res}");
+    assert!(
+        !res.to_string().contains(CANARY),
+        "secret in a tool result: {res}"
+    );
+    let data = &res["structuredContent"]["data"];
+    let credential = data["credential"]["credentialId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert_eq!(
+        data["available"]["accounts"][0]["accountId"],
+        json!("seat-1")
+    );
+    assert_eq!(
+        data["advertiser"]["linkedAccounts"][0]["status"],
+        json!("active")
+    );
+    // An account the credential does not see is refused, as over REST.
+    let res = v3
+        .call(
+            &app,
+            "save_connection",
+            json!({"storefrontId": sf, "sourceId": "seats", "credentialId": credential, "advertiserId": adv, "accountId": "seat-9"}),
+        )
+        .await;
+    assert_eq!(
+        res["structuredContent"]["code"],
+        json!("VALIDATION_ERROR"),
+        "{res}"
+    );
+    let res = v3
+        .call(
+            &app,
+            "save_connection",
+            json!({"storefrontId": sf, "credentialId": credential, "delete": true}),
+        )
+        .await;
+    assert_eq!(
+        res["structuredContent"]["data"]["deleted"]["credentialId"],
+        json!(credential),
+        "{res}"
+    );
+    let res = v3
+        .call(&app, "save_connection", json!({"storefrontId": sf}))
+        .await;
+    assert_eq!(res["isError"], json!(true));
+}

@@ -678,6 +678,7 @@ async fn the_v3_typed_tools_adapt_the_same_operations() {
             "save_advertiser",
             "save_campaign",
             "save_media_buy",
+            "save_connection",
             "get_delivery"
         ]
     );
