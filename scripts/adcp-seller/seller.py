@@ -38,7 +38,8 @@ never echoed. sync_accounts is idempotent by key like create_media_buy. Each
 account created logs "adcp-seller: synced account <id>" on stderr.
 list_accounts returns two fixed upstream seats (acc_upstream_1, acc_upstream_2,
 the second a sandbox) and then every synced account, filtered by the request's
-account, status and sandbox; a bearer token is accepted and not checked.
+account, status and sandbox; a bearer token is accepted and not checked. Each
+answer logs "adcp-seller: listed accounts <id> <id> ..." on stderr.
 
     python seller.py --port 0        # prints: adcp-seller listening on http://127.0.0.1:PORT/mcp
 
@@ -887,6 +888,7 @@ async def list_accounts(params: Any, context: Any = None) -> dict[str, Any]:
         accounts = [a for a in accounts if a["status"] == req["status"]]
     if req.get("sandbox") is not None:
         accounts = [a for a in accounts if bool(a.get("sandbox")) == req["sandbox"]]
+    log(f"listed accounts {' '.join(a['account_id'] for a in accounts)}")
     return {"accounts": accounts}
 
 
