@@ -472,13 +472,13 @@ async fn linked_accounts_must_be_available_and_an_active_binding_locks() {
 
 /// A managed storefront (operated by `operator`'s account) backed by a
 /// fake seller; the buyer `t` with an advertiser.
-struct Managed {
-    seller: FakeSeller,
-    sf: i64,
-    operator: Tenant,
+pub struct Managed {
+    pub seller: FakeSeller,
+    pub sf: i64,
+    pub operator: Tenant,
 }
 
-async fn managed(app: &TestApp) -> Managed {
+pub async fn managed(app: &TestApp) -> Managed {
     let (seller, sf) = seller(app, "Managed", Behaviour::default()).await;
     let operator = app
         .tenant_with(
@@ -497,7 +497,7 @@ async fn managed(app: &TestApp) -> Managed {
     }
 }
 
-fn entry(adv: &str, sf: i64, operator: &str, billing: &str) -> Value {
+pub fn entry(adv: &str, sf: i64, operator: &str, billing: &str) -> Value {
     json!({"advertiserId": adv, "storefrontId": sf, "operator": operator, "billing": billing})
 }
 

@@ -1075,3 +1075,57 @@ async fn two_instances_answer_each_received_fax_once() {
     to.dedup();
     assert_eq!(to.len(), 8);
 }
+
+/// An intake accepted on one instance and rejected on another at the same
+/// moment: exactly one decision wins, and the binding follows it.
+#[actix_web::test]
+#[ignore = "needs PostgreSQL (AGENTIC_TEST_DATABASE_URL)"]
+async fn an_intake_decided_on_two_instances_at_once_is_decided_once() {
+    require_postgres();
+    let a = spawn_app().await;
+    let b = spawn_on(&a.database_url, |_| {}).await;
+    let t = a.tenant().await;
+    let m = crate::accounts::managed(&a).await;
+    for round in 0..6 {
+        let adv = advertiser(&a, &t).await;
+        let mut e = crate::accounts::entry(&adv, m.sf, "agency.example", "agent");
+        e["sandbox"] = json!(true);
+        let synced = a
+            .post(
+                "/api/v2/buyer/storefront-accounts/sync",
+                &t.key,
+                &json!({"accounts": [e]}),
+            )
+            .await;
+        assert_eq!(synced.status, 200, "{}", synced.body);
+        let intake = synced.data()["accounts"][0]["intakeId"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        let base = format!("/api/v2/storefront/account-mappings/reviews/{intake}");
+        let (accept, reject) = (format!("{base}/accept"), format!("{base}/reject"));
+        let (empty, note) = (json!({}), json!({"note": "race"}));
+        let (accepted, rejected) = tokio::join!(
+            a.post(&accept, &m.operator.key, &empty),
+            b.post(&reject, &m.operator.key, &note),
+        );
+        let wins = [accepted.status == 200, rejected.status == 200];
+        assert_eq!(
+            wins.iter().filter(|w| **w).count(),
+            1,
+            "round {round}: {} / {}",
+            accepted.body,
+            rejected.body
+        );
+        let loser = if wins[0] { &rejected } else { &accepted };
+        loser.assert_error(409, "CONFLICT");
+        let want = if wins[0] { "active" } else { "rejected" };
+        let bindings = b
+            .get(
+                &format!("/api/v2/buyer/advertiser-accounts?advertiserId={adv}"),
+                &t.key,
+            )
+            .await;
+        assert_eq!(bindings.data()[0]["status"], json!(want), "round {round}");
+    }
+}
