@@ -53,7 +53,8 @@ pub static BUYER: Surface = Surface {
 pub static STOREFRONT: Surface = Surface {
     server_name: "agentic-api-storefront",
     instructions: "Storefront operator operations of agentic-api: review buyers' account-mapping \
-                   intakes (accept, reject, readmit) at the storefronts your account operates. \
+                   intakes (accept, reject, readmit) and see the media buys placed at the \
+                   storefronts your account operates. \
                    Each tool takes {pathParams, params, body} as its REST route does.",
     includes: is_storefront,
 };

@@ -35,6 +35,7 @@ pub mod poller;
 pub mod resolve;
 pub mod secrets;
 pub mod status;
+pub mod storefront;
 
 pub use operations::OPERATIONS;
 

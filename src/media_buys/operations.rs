@@ -30,6 +30,7 @@ pub static OPERATIONS: &[&OperationDef] = &[
     &def::<AutoSelectProducts>(),
     &def::<TransitionOp<Pause>>(),
     &def::<TransitionOp<Resume>>(),
+    &def::<super::storefront::ListStorefrontMediaBuys>(),
 ];
 
 pub struct CreateMediaBuys;

@@ -1017,6 +1017,7 @@ async fn the_storefront_agent_reviews_intakes_over_mcp() {
         [
             "accept_account_mapping",
             "list_account_mapping_reviews",
+            "list_storefront_media_buys",
             "readmit_account_mapping",
             "reject_account_mapping"
         ]

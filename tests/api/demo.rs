@@ -286,6 +286,19 @@ async fn a_demo_campaign_goes_from_discovery_to_live_buys_offline() {
         .get(&format!("/api/v2/buyer/campaigns/{campaign}"), &key)
         .await;
     assert_eq!(c.data()["campaign"]["status"], "ACTIVE", "{}", c.body);
+    // The demo account also operates these storefronts: it sees the buys
+    // sent to them, as their seller would; another account sees none.
+    let sold = app.get("/api/v2/storefront/media-buys", &key).await;
+    assert_eq!(sold.status, 200, "{}", sold.body);
+    assert_eq!(sold.body["meta"]["pagination"]["total"], 3, "{}", sold.body);
+    assert!(sold.data()[0]["budget"].is_number());
+    assert!(
+        sold.data()[0].get("campaignId").is_none(),
+        "no buyer-internal ids"
+    );
+    let other = app.tenant().await;
+    let none = app.get("/api/v2/storefront/media-buys", &other.key).await;
+    assert_eq!(none.body["meta"]["pagination"]["total"], 0);
 }
 
 /// A USD advertiser of the demo account.
