@@ -1,7 +1,7 @@
 //! The advertisers' seller-account bindings as one listing, with status.
 
 use chrono::{DateTime, Utc};
-use sea_orm::{ColumnTrait, EntityTrait, PaginatorTrait, QueryFilter, QueryOrder, QuerySelect};
+use sea_orm::{ColumnTrait, EntityTrait, QueryFilter, QueryOrder};
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
@@ -86,17 +86,10 @@ impl Operation for ListAdvertiserAccounts {
         if let Some(s) = filter.status {
             select = select.filter(linked::Column::Status.eq(s));
         }
-        let total = select.clone().count(&ctx.db).await?;
-        let rows = select
-            .order_by_asc(linked::Column::Id)
-            .offset(page.skip)
-            .limit(page.take)
-            .all(&ctx.db)
-            .await?;
-        Ok(Paged {
-            items: rows.into_iter().map(AdvertiserAccountOut::from).collect(),
-            pagination: page.of(total),
-        })
+        let select = select.order_by_asc(linked::Column::Id);
+        Ok(page
+            .fetch(&ctx.db, select, AdvertiserAccountOut::from)
+            .await?)
     }
 
     fn pagination(out: &Self::Output) -> Option<Pagination> {

@@ -7,9 +7,7 @@
 
 use chrono::{DateTime, Utc};
 use sea_orm::sea_query::Expr;
-use sea_orm::{
-    ColumnTrait, ConnectionTrait, EntityTrait, PaginatorTrait, QueryFilter, QueryOrder, QuerySelect,
-};
+use sea_orm::{ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, QueryOrder};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use utoipa::ToSchema;
@@ -143,18 +141,10 @@ impl Operation for ListAccountMappingReviews {
             }
             select = select.filter(intake::Column::Status.eq(s));
         }
-        let total = select.clone().count(&ctx.db).await?;
-        let rows = select
+        let select = select
             .order_by_desc(intake::Column::CreatedAt)
-            .order_by_desc(intake::Column::Id)
-            .offset(page.skip)
-            .limit(page.take)
-            .all(&ctx.db)
-            .await?;
-        Ok(Paged {
-            items: rows.into_iter().map(IntakeOut::from).collect(),
-            pagination: page.of(total),
-        })
+            .order_by_desc(intake::Column::Id);
+        Ok(page.fetch(&ctx.db, select, IntakeOut::from).await?)
     }
 
     fn pagination(out: &Self::Output) -> Option<Pagination> {

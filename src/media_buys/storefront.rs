@@ -3,7 +3,7 @@
 //! never sent are not shown), without the buyer's internal records.
 
 use chrono::{DateTime, Utc};
-use sea_orm::{ColumnTrait, EntityTrait, PaginatorTrait, QueryFilter, QueryOrder, QuerySelect};
+use sea_orm::{ColumnTrait, EntityTrait, QueryFilter, QueryOrder};
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
@@ -89,18 +89,12 @@ impl Operation for ListStorefrontMediaBuys {
         if let Some(id) = filter.storefront_id {
             select = select.filter(media_buy::Column::StorefrontId.eq(id));
         }
-        let total = select.clone().count(&ctx.db).await?;
-        let rows = select
+        let select = select
             .order_by_desc(media_buy::Column::DispatchedAt)
-            .order_by_desc(media_buy::Column::Id)
-            .offset(page.skip)
-            .limit(page.take)
-            .all(&ctx.db)
-            .await?;
-        Ok(Paged {
-            items: rows.into_iter().map(StorefrontMediaBuyOut::from).collect(),
-            pagination: page.of(total),
-        })
+            .order_by_desc(media_buy::Column::Id);
+        Ok(page
+            .fetch(&ctx.db, select, StorefrontMediaBuyOut::from)
+            .await?)
     }
 
     fn pagination(out: &Self::Output) -> Option<Pagination> {

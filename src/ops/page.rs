@@ -159,6 +159,29 @@ impl<T: Serialize> Serialize for Paged<T> {
     }
 }
 
+impl<const DEFAULT: u64, const MAX: u64> Page<DEFAULT, MAX> {
+    /// This page of `select` (already filtered and ordered), each row
+    /// mapped by `map`, with the total of the whole.
+    pub async fn fetch<E, T>(
+        &self,
+        db: &impl sea_orm::ConnectionTrait,
+        select: sea_orm::Select<E>,
+        map: impl FnMut(E::Model) -> T,
+    ) -> Result<Paged<T>, sea_orm::DbErr>
+    where
+        E: sea_orm::EntityTrait,
+        E::Model: Sync,
+    {
+        use sea_orm::{PaginatorTrait, QuerySelect};
+        let total = select.clone().count(db).await?;
+        let rows = select.offset(self.skip).limit(self.take).all(db).await?;
+        Ok(Paged {
+            items: rows.into_iter().map(map).collect(),
+            pagination: self.of(total),
+        })
+    }
+}
+
 /// An array of `T` by name (`T` is among the named types it reaches).
 impl<T: ToSchema> PartialSchema for Paged<T> {
     fn schema() -> RefOr<Schema> {

@@ -1144,3 +1144,68 @@ async fn v3_save_connection_registers_a_credential_binds_an_account_and_deletes(
         .await;
     assert_eq!(res["isError"], json!(true));
 }
+
+#[actix_web::test]
+async fn media_buys_use_the_accepted_account_of_their_storefront() {
+    use crate::media_buys::{discover, eur_advertiser, new_campaign, pick};
+    let app = spawn_app().await;
+    let t = app.tenant().await;
+    let (seller, sf) = seller(&app, "Northwind", Behaviour::default()).await;
+    let operator = app.tenant().await;
+    admin::assign_storefront_operator(&app.db, sf, &operator.account_id)
+        .await
+        .unwrap();
+    admin::confirm_operator_identity(&app.db, &t.account_id, "agency.example")
+        .await
+        .unwrap();
+    let adv = eur_advertiser(&app, &t, false).await;
+    let res = app
+        .post(
+            SYNC,
+            &t.key,
+            &json!({"accounts": [entry(&adv, sf, "agency.example", "agent")]}),
+        )
+        .await;
+    assert_eq!(res.status, 200, "{}", res.body);
+    let intake = res.data()["accounts"][0]["intakeId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let cart = |campaign: &str| {
+        json!({"productQueryId": campaign, "campaign": new_campaign(10_000.0), "mode": "execute",
+               "selections": [pick("ctv-1", 4000.0)]})
+    };
+    // Pending review: the buy goes under the natural key.
+    let session = discover(&app, &t, &adv).await;
+    let res = app
+        .post("/api/v2/buyer/media-buys", &t.key, &cart(&session))
+        .await;
+    assert_eq!(res.status, 200, "{}", res.body);
+    let first = seller.buys();
+    assert_eq!(
+        first[0].arguments["account"]["operator"],
+        json!("acme.example"),
+        "{:?}",
+        first[0].arguments
+    );
+    // Accepted: the next buy names the seller's account.
+    let res = app
+        .post(
+            &format!("/api/v2/storefront/account-mappings/reviews/{intake}/accept"),
+            &operator.key,
+            &json!({}),
+        )
+        .await;
+    assert_eq!(res.status, 200, "{}", res.body);
+    let session = discover(&app, &t, &adv).await;
+    let res = app
+        .post("/api/v2/buyer/media-buys", &t.key, &cart(&session))
+        .await;
+    assert_eq!(res.status, 200, "{}", res.body);
+    let sent = seller.buys();
+    assert_eq!(sent.len(), 2);
+    assert_eq!(
+        sent[1].arguments["account"],
+        json!({"account_id": "acc_acme_example_agency_example"})
+    );
+}

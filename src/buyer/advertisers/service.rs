@@ -493,7 +493,7 @@ async fn check_update(
     let caps = body
         .frequency_caps
         .map(|c| model::frequency_caps(c, &mut issues));
-    check_accounts(&ctx.db, caller, Some(&id), &accounts, &mut issues).await?;
+    check_accounts(&ctx.db, caller, Some(id), &accounts, &mut issues).await?;
     issues.into_result()?;
 
     let seen = load(&ctx.db, caller, id).await?;
