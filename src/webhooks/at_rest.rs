@@ -12,19 +12,15 @@
 //!
 //! With a key, `plain1:` rows are sealed at start-up, each with a
 //! compare-and-set in one transaction, so it is idempotent and two
-//! instances starting together seal each row once.
+//! instances starting together seal each row once. The same key seals
+//! buyers' credentials for account sources and storefronts' callback
+//! secrets ([`SEALED`]), and their plain rows are sealed the same way.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
-use sea_orm::sea_query::Expr;
-use sea_orm::{
-    ColumnTrait, ConnectionTrait, DatabaseConnection, DbBackend, EntityTrait, QueryFilter,
-    Statement,
-};
-
-use entity::webhook_subscription::{Column, Entity};
+use sea_orm::{ConnectionTrait, DatabaseConnection, DbBackend, Statement};
 
 use super::secret::{self, SecretKey};
 
@@ -163,32 +159,82 @@ fn sync_dir(dir: &Path) {
     }
 }
 
+/// A column of secrets sealed under the webhook key: its table, the row's
+/// id column and how the id makes the associated data.
+struct Sealed {
+    table: &'static str,
+    id: &'static str,
+    aad: fn(&str) -> String,
+}
+
+/// Every column sealed with this key: webhook signing secrets, buyers'
+/// credentials for account sources, storefronts' callback secrets.
+const SEALED: [Sealed; 3] = [
+    Sealed {
+        table: "webhook_subscriptions",
+        id: "id",
+        aad: |id| id.to_string(),
+    },
+    Sealed {
+        table: "source_credentials",
+        id: "id",
+        aad: |id| format!("source-credential:{id}"),
+    },
+    Sealed {
+        table: "storefront_callback_secrets",
+        id: "storefront_id",
+        aad: |id| format!("storefront-callback:{id}"),
+    },
+];
+
 /// Seals every `plain1:` secret under `key`. A row changed meanwhile (by
 /// another instance doing the same) is left as it is.
 async fn seal_plain_rows(db: &DatabaseConnection, key: &SecretKey) -> anyhow::Result<()> {
+    let backend = db.get_database_backend();
     let txn = crate::db::begin_write(db).await?;
-    let plain = Entity::find()
-        .filter(Column::Secret.starts_with(secret::PLAIN))
-        .all(&txn)
-        .await?;
     let mut sealed = 0u64;
-    for row in &plain {
-        let clear = secret::open(&row.secret, &row.id, None)
-            .map_err(|e| anyhow::anyhow!("webhook subscription {}: {e}", row.id))?;
-        let value = secret::seal(&clear, &row.id, Some(key))?;
-        sealed += Entity::update_many()
-            .col_expr(Column::Secret, Expr::value(value))
-            .filter(Column::Id.eq(row.id.as_str()))
-            .filter(Column::Secret.eq(row.secret.as_str()))
-            .exec(&txn)
-            .await?
-            .rows_affected;
+    for col in &SEALED {
+        // The id read as text whatever its type, so one loop serves all.
+        let select = format!(
+            "SELECT CAST({id} AS TEXT) AS id, secret FROM {table} WHERE secret LIKE '{plain}%'",
+            id = col.id,
+            table = col.table,
+            plain = secret::PLAIN,
+        );
+        let rows = txn
+            .query_all_raw(Statement::from_string(backend, select))
+            .await?;
+        for row in rows {
+            let id: String = row.try_get("", "id")?;
+            let stored: String = row.try_get("", "secret")?;
+            let aad = (col.aad)(&id);
+            let clear = secret::open(&stored, &aad, None)
+                .map_err(|e| anyhow::anyhow!("{} {id}: {e}", col.table))?;
+            let value = secret::seal(&clear, &aad, Some(key))?;
+            let (p1, p2, p3) = match backend {
+                DbBackend::Postgres => ("$1", "$2", "$3"),
+                _ => ("?", "?", "?"),
+            };
+            let update = format!(
+                "UPDATE {table} SET secret = {p1} WHERE CAST({id} AS TEXT) = {p2} AND secret = {p3}",
+                table = col.table,
+                id = col.id,
+            );
+            sealed += txn
+                .execute_raw(Statement::from_sql_and_values(
+                    backend,
+                    update,
+                    [value.into(), id.into(), stored.into()],
+                ))
+                .await?
+                .rows_affected();
+        }
     }
     txn.commit().await?;
     if sealed > 0 {
         tracing::info!(
             count = sealed,
-            "webhook secrets stored in plain text are now encrypted"
+            "secrets stored in plain text (webhook, source credential, storefront callback) are now encrypted"
         );
     }
     Ok(())

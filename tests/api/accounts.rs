@@ -1209,3 +1209,33 @@ async fn media_buys_use_the_accepted_account_of_their_storefront() {
         json!({"account_id": "acc_acme_example_agency_example"})
     );
 }
+
+#[actix_web::test]
+async fn plain_credentials_are_sealed_at_start_once_a_key_is_present() {
+    use agentic_api::webhooks::secret::{self, SecretKey};
+    let app = spawn_app().await;
+    let t = app.tenant().await;
+    let sf = storefront(&app, "Seats", "https://seller.example/mcp").await;
+    // As a PostgreSQL server without a key left it.
+    make_available(&app, &t, sf, "seats", &["seat-1"]).await;
+    let row = entity::source_credential::Entity::find()
+        .one(&app.db)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(row.secret, "plain1:fixture");
+    let key = SecretKey::from_bytes([7; 32]);
+    let k = key.clone();
+    let b = spawn_on(&app.database_url, move |c| c.webhook_secret_key = Some(k)).await;
+    let row = entity::source_credential::Entity::find()
+        .one(&b.db)
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(secret::is_encrypted(&row.secret), "{}", row.secret);
+    let aad = format!("source-credential:{}", row.id);
+    assert_eq!(
+        secret::open(&row.secret, &aad, Some(&key)).unwrap(),
+        "fixture"
+    );
+}
