@@ -710,13 +710,15 @@ pub fn serve_with(
     }
 }
 
-/// Stops the server with SIGTERM and waits for it to exit.
+/// Stops the server with SIGTERM and waits for it to exit: up to 40 s,
+/// longer than any shutdown grace the tests give it (a loaded 2-core
+/// machine can use most of a 10 s grace).
 pub fn sigterm_and_wait(child: &mut std::process::Child) -> std::process::ExitStatus {
     Command::new("kill")
         .args(["-TERM", &child.id().to_string()])
         .status()
         .unwrap();
-    for _ in 0..200 {
+    for _ in 0..800 {
         if let Some(status) = child.try_wait().unwrap() {
             return status;
         }

@@ -85,6 +85,10 @@ async fn sigterm_mid_burst_leaves_no_text_held_and_sends_none_twice() {
         ("AGENTIC_CARRIER_URL", fake.base.as_str()),
         ("AGENTIC_CARRIER_API_KEY", "KEY"),
         ("AGENTIC_ALLOW_INSECURE_URLS", "true"),
+        // What is checked is that in-flight attempts finish and leases are
+        // given up, not how fast: on a loaded 2-core CI machine the default
+        // 10 s grace has run out before the lanes were done.
+        ("AGENTIC_SHUTDOWN_GRACE", "30"),
     ];
     let mut first = serve(&app.database_url, &env, std::process::Stdio::inherit());
     // The burst is queued at once; the lines then need seconds to send it.
