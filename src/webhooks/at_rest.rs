@@ -51,8 +51,9 @@ async fn default_key(db: &DatabaseConnection) -> anyhow::Result<Option<SecretKey
         },
         _ => {
             tracing::warn!(
-                "AGENTIC_WEBHOOK_SECRET_KEY is not set: webhook signing secrets are stored \
-                 in plain text in the database. Give every instance the same key \
+                "AGENTIC_WEBHOOK_SECRET_KEY is not set: webhook signing secrets, buyers' \
+                 source credentials and storefront callback secrets are stored in plain \
+                 text in the database. Give every instance the same key \
                  (64 hex characters, e.g. from `openssl rand -hex 32`); existing secrets \
                  are encrypted at the next start"
             );
