@@ -5,7 +5,8 @@
 use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
-use sea_orm::{ActiveModelTrait, ColumnTrait, EntityTrait, QueryFilter, QueryOrder, Set};
+use sea_orm::sea_query::OnConflict;
+use sea_orm::{ColumnTrait, EntityTrait, QueryFilter, QueryOrder, Set};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use utoipa::ToSchema;
@@ -227,7 +228,9 @@ async fn refresh(
         if !seen.insert(id.to_string()) {
             continue;
         }
-        cached::ActiveModel {
+        // Upserted: two refreshes of one credential at once (two instances)
+        // each leave one row per account.
+        let row = cached::ActiveModel {
             credential_id: Set(credential.id.clone()),
             account_ref: Set(id.to_string()),
             name: Set(a["name"].as_str().unwrap_or(id).chars().take(255).collect()),
@@ -241,9 +244,21 @@ async fn refresh(
             data: Set(a.to_string()),
             refreshed_at: Set(now),
             ..Default::default()
-        }
-        .insert(&txn)
-        .await?;
+        };
+        cached::Entity::insert(row)
+            .on_conflict(
+                OnConflict::columns([cached::Column::CredentialId, cached::Column::AccountRef])
+                    .update_columns([
+                        cached::Column::Name,
+                        cached::Column::Status,
+                        cached::Column::Billing,
+                        cached::Column::Data,
+                        cached::Column::RefreshedAt,
+                    ])
+                    .to_owned(),
+            )
+            .exec_without_returning(&txn)
+            .await?;
     }
     txn.commit().await?;
     Ok(())

@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 
 use chrono::Utc;
 use futures_util::future::join_all;
+use sea_orm::sea_query::OnConflict;
 use sea_orm::{ActiveModelTrait, ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, Set};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
@@ -502,53 +503,62 @@ async fn record(
             continue;
         }
         let e = &c.entry;
-        let existing = intake::Entity::find()
-            .filter(intake::Column::AdvertiserId.eq(e.advertiser_id.as_str()))
-            .filter(intake::Column::StorefrontId.eq(e.storefront_id))
-            .filter(intake::Column::Operator.eq(e.operator.as_str()))
-            .filter(intake::Column::Sandbox.eq(e.sandbox))
-            .one(&txn)
-            .await?;
         let entity = e
             .billing_entity
             .as_ref()
             .map(|b| json!(b.without_bank()).to_string());
         let seller_status = r.seller_status.clone().unwrap_or_else(|| "active".into());
-        let saved = match existing {
-            Some(row) => {
-                let mut a: intake::ActiveModel = row.into();
-                a.account_ref = Set(r.account_id.clone());
-                a.billing = Set(e.billing.clone());
-                a.billing_entity = Set(entity);
-                a.seller_status = Set(seller_status);
-                a.updated_at = Set(now);
-                a.update(&txn).await?
-            }
-            None => {
-                let row = intake::ActiveModel {
-                    id: Set(format!("int_{}", uuid::Uuid::new_v4().simple())),
-                    account_id: Set(caller.account_id().to_string()),
-                    advertiser_id: Set(e.advertiser_id.clone()),
-                    storefront_id: Set(e.storefront_id),
-                    account_ref: Set(r.account_id.clone()),
-                    brand: Set(c.brand.clone()),
-                    operator: Set(e.operator.clone()),
-                    billing: Set(e.billing.clone()),
-                    billing_entity: Set(entity),
-                    sandbox: Set(e.sandbox),
-                    seller_status: Set(seller_status),
-                    status: Set(PENDING_REVIEW.into()),
-                    review_note: Set(None),
-                    reviewed_by: Set(None),
-                    created_at: Set(now),
-                    updated_at: Set(now),
-                }
-                .insert(&txn)
-                .await?;
-                bind(&txn, &row).await?;
-                row
-            }
-        };
+        let fresh_id = format!("int_{}", uuid::Uuid::new_v4().simple());
+        // One upsert on the natural key: a repeat sync (here or on another
+        // instance at the same moment) updates the seller's data and keeps
+        // the review decision.
+        intake::Entity::insert(intake::ActiveModel {
+            id: Set(fresh_id.clone()),
+            account_id: Set(caller.account_id().to_string()),
+            advertiser_id: Set(e.advertiser_id.clone()),
+            storefront_id: Set(e.storefront_id),
+            account_ref: Set(r.account_id.clone()),
+            brand: Set(c.brand.clone()),
+            operator: Set(e.operator.clone()),
+            billing: Set(e.billing.clone()),
+            billing_entity: Set(entity),
+            sandbox: Set(e.sandbox),
+            seller_status: Set(seller_status),
+            status: Set(PENDING_REVIEW.into()),
+            review_note: Set(None),
+            reviewed_by: Set(None),
+            created_at: Set(now),
+            updated_at: Set(now),
+        })
+        .on_conflict(
+            OnConflict::columns([
+                intake::Column::AdvertiserId,
+                intake::Column::StorefrontId,
+                intake::Column::Operator,
+                intake::Column::Sandbox,
+            ])
+            .update_columns([
+                intake::Column::AccountRef,
+                intake::Column::Billing,
+                intake::Column::BillingEntity,
+                intake::Column::SellerStatus,
+                intake::Column::UpdatedAt,
+            ])
+            .to_owned(),
+        )
+        .exec_without_returning(&txn)
+        .await?;
+        let saved = intake::Entity::find()
+            .filter(intake::Column::AdvertiserId.eq(e.advertiser_id.as_str()))
+            .filter(intake::Column::StorefrontId.eq(e.storefront_id))
+            .filter(intake::Column::Operator.eq(e.operator.as_str()))
+            .filter(intake::Column::Sandbox.eq(e.sandbox))
+            .one(&txn)
+            .await?
+            .ok_or_else(|| ApiError::internal("the synced intake vanished"))?;
+        if saved.id == fresh_id {
+            bind(&txn, &saved).await?;
+        }
         // The binding follows the seller's account id.
         linked::Entity::update_many()
             .col_expr(

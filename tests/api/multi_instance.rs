@@ -1129,3 +1129,39 @@ async fn an_intake_decided_on_two_instances_at_once_is_decided_once() {
         assert_eq!(bindings.data()[0]["status"], json!(want), "round {round}");
     }
 }
+
+/// The same account synced through two instances at the same moment: one
+/// intake, one binding, and both answers name it.
+#[actix_web::test]
+#[ignore = "needs PostgreSQL (AGENTIC_TEST_DATABASE_URL)"]
+async fn one_account_synced_on_two_instances_at_once_is_one_intake() {
+    require_postgres();
+    let a = spawn_app().await;
+    let b = spawn_on(&a.database_url, |_| {}).await;
+    let t = a.tenant().await;
+    let m = crate::accounts::managed(&a).await;
+    for _ in 0..4 {
+        let adv = advertiser(&a, &t).await;
+        let mut e = crate::accounts::entry(&adv, m.sf, "agency.example", "agent");
+        e["sandbox"] = json!(true);
+        let body = json!({"accounts": [e]});
+        let path = "/api/v2/buyer/storefront-accounts/sync";
+        let (x, y) = tokio::join!(a.post(path, &t.key, &body), b.post(path, &t.key, &body));
+        assert_eq!(x.status, 200, "{}", x.body);
+        assert_eq!(y.status, 200, "{}", y.body);
+        let id = |r: &Resp| r.data()["accounts"][0]["intakeId"].clone();
+        assert_eq!(id(&x), id(&y));
+        let bindings = a
+            .get(
+                &format!("/api/v2/buyer/advertiser-accounts?advertiserId={adv}"),
+                &t.key,
+            )
+            .await;
+        assert_eq!(
+            bindings.body["meta"]["pagination"]["total"],
+            json!(1),
+            "{}",
+            bindings.body
+        );
+    }
+}
