@@ -233,19 +233,24 @@ impl Application {
                 _ = token.cancelled() => {}
             }
             token.cancel();
-            let background = async {
-                let busy = match outbox {
-                    Some(outbox) => outbox.stop(grace).await,
-                    None => 0,
-                };
-                if busy > 0 {
-                    tracing::warn!(
-                        lanes = busy,
-                        "shutdown grace ran out with outbox attempts under way; they are held or run again after the next start"
-                    );
-                }
+            // No new connections from here on; requests under way go on.
+            handle.pause().await;
+            // The lanes finish and record their attempts before the HTTP
+            // workers stop: a PostgreSQL connection the pool opened on a
+            // worker's runtime dies with that runtime, and a lane handed one
+            // then could not record a text the carrier had taken.
+            let busy = match outbox {
+                Some(outbox) => outbox.stop(grace).await,
+                None => 0,
             };
-            tokio::join!(handle.stop(true), background);
+            if busy > 0 {
+                tracing::warn!(
+                    lanes = busy,
+                    "shutdown grace ran out with outbox attempts under way; they are held or run again after the next start"
+                );
+            }
+            // Requests still under way get what is left of the grace.
+            handle.stop(busy == 0).await;
         });
         let served = self.server.await;
         // However serving ended, the background work is stopped and waited for.
