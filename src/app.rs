@@ -54,6 +54,7 @@ pub fn api_v2(cfg: &mut ServiceConfig) {
     crate::http::operations::configure_static(cfg, OPERATIONS);
     conversations::configure(cfg);
     crate::discovery::configure(cfg);
+    crate::widgets::routes::configure(cfg);
     crate::http::operations::configure_parameterised(cfg, OPERATIONS);
     cfg.route("/openapi.json", web::get().to(openapi::openapi_json));
 }

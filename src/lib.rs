@@ -32,6 +32,7 @@ pub mod sse;
 pub mod telemetry;
 pub mod types;
 pub mod webhooks;
+pub mod widgets;
 
 #[cfg(test)]
 mod layers;

@@ -341,7 +341,54 @@ fn routes() -> Vec<(String, &'static str, Value)> {
                 "Resume after this revision",
             ),
         ),
+        (
+            format!("{PREFIX}{}", crate::widgets::routes::PATH),
+            "get",
+            widget_html(),
+        ),
     ]
+}
+
+/// `GET /mcp-apps/{view}/mcp-app.html`: HTML for an iframe host.
+fn widget_html() -> Value {
+    use crate::widgets::routes::{CACHE_CONTROL, CONTENT_SECURITY_POLICY};
+    let header = |description: &str, example: &str| json!({"description": description, "schema": {"type": "string", "example": example}});
+    let headers = json!({
+        "Cache-Control": header("always", CACHE_CONTROL),
+        "ETag": header("the built file's version; send it back in If-None-Match", "\"9f86d081884c7d65\""),
+    });
+    let mut full = headers.clone();
+    if let Some(map) = full.as_object_mut() {
+        map.insert(
+            "Content-Security-Policy".into(),
+            header("always", CONTENT_SECURITY_POLICY),
+        );
+        map.insert("X-Content-Type-Options".into(), header("always", "nosniff"));
+    }
+    json!({
+        "operationId": "get_widget_html",
+        "tags": ["widgets"],
+        "description": "A built MCP-App widget's single-file HTML, to pass to a sandboxed iframe as \
+            srcdoc. `view` is a widget slug (the part between `ui://agentic-api/` and \
+            `/mcp-app.html` of a widget resource URI) or a compatibility alias; treat it as opaque.",
+        "security": [{"bearer": []}],
+        "parameters": [
+            {"name": "view", "in": "path", "required": true,
+             "description": "lowercase letters, digits and hyphens",
+             "schema": {"type": "string", "pattern": "^[a-z0-9-]+$"}},
+            {"name": "If-None-Match", "in": "header", "required": false,
+             "description": "an ETag received earlier: 304 while it is current",
+             "schema": {"type": "string"}},
+        ],
+        "responses": {
+            "200": {"description": "the widget", "headers": full,
+                "content": {crate::widgets::MIME_TYPE: {"schema": {"type": "string"}}}},
+            "304": {"description": "not modified (If-None-Match names the current ETag)", "headers": headers},
+            "400": error_envelope("VALIDATION_ERROR: the view contains unsupported characters"),
+            "401": error_envelope("UNAUTHORIZED: missing or invalid bearer token"),
+            "404": error_envelope("NOT_FOUND: no built widget for the view"),
+        },
+    })
 }
 
 /// An event stream's operation: a bearer credential or a stream token.

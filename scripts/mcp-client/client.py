@@ -1,5 +1,5 @@
 """Drives /mcp/buyer end to end with the reference MCP SDK's client (PyPI `mcp`):
-initialize, list the tools, create an advertiser, run a waiting discovery with a
+initialize, list the tools, list and read the widget resources, create an advertiser, run a waiting discovery with a
 progress callback (one report per seller), browse it. Exits non-zero on any failure.
 
     BASE=http://127.0.0.1:PORT KEY=<api key> SELLERS=<n> python client.py
@@ -40,12 +40,36 @@ async def main():
                 "browse_discovery takes pathParams",
             )
 
+            # The widgets (MCP Apps): resources, and the tools that show them.
+            resources = (await session.list_resources()).resources
+            uris = [str(r.uri) for r in resources]
+            check(
+                "ui://agentic-api/advertiser-card/mcp-app.html" in uris,
+                f"the advertiser widget is a resource (got {uris})",
+            )
+            for r in resources:
+                check(r.mime_type == "text/html;profile=mcp-app", f"{r.uri}: {r.mime_type}")
+            read = await session.read_resource("ui://agentic-api/advertiser-card/mcp-app.html")
+            html = read.contents[0]
+            check(html.mime_type == "text/html;profile=mcp-app", f"read: {html.mime_type}")
+            check(html.text.lstrip().lower().startswith("<!doctype html"), "read: an HTML document")
+            check(
+                (tools["get_advertiser"].meta or {}).get("ui", {}).get("resourceUri")
+                == "ui://agentic-api/advertiser-card/mcp-app.html",
+                f"get_advertiser declares its widget: {tools['get_advertiser'].meta}",
+            )
+
             created = await session.call_tool(
                 "create_advertiser",
                 {"body": {"name": "SDK Buyer", "brand": "acme.example", "primaryCurrency": "USD"}},
             )
             check(not created.is_error, f"create_advertiser: {created}")
             advertiser = created.structured_content["data"]["id"]
+            check(
+                (created.meta or {}).get("ui", {}).get("resourceUri")
+                == "ui://agentic-api/advertiser-card/mcp-app.html",
+                f"the result names its widget: {created.meta}",
+            )
             print(f"mcp-client: advertiser {advertiser}")
 
             bad = await session.call_tool("create_advertiser", {"body": {"name": ""}})

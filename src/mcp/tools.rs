@@ -15,8 +15,9 @@ use std::sync::Arc;
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
-    JsonObject, ListToolsResult, PaginatedRequestParams, ProgressNotificationParam,
-    ServerCapabilities, ServerConfig, Tool,
+    JsonObject, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
+    ProgressNotificationParam, ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities,
+    ServerConfig, Tool,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler};
@@ -27,6 +28,7 @@ use utoipa::ToSchema;
 use crate::caller::CallerInfo;
 use crate::error::ApiError;
 use crate::ops::{self, Ctx, OperationCall, OperationDef, Pagination, schema};
+use crate::widgets::{self, Widget};
 
 /// Which operations an MCP server offers, and how it introduces itself.
 #[derive(Debug)]
@@ -34,6 +36,10 @@ pub struct Surface {
     pub server_name: &'static str,
     pub instructions: &'static str,
     pub includes: fn(&OperationDef) -> bool,
+    /// The widget showing a tool's results (MCP Apps); a surface with
+    /// widgets also serves them as resources.
+    pub widget_of: fn(&str) -> Option<&'static Widget>,
+    pub has_widgets: bool,
 }
 
 fn is_storefront(def: &OperationDef) -> bool {
@@ -47,6 +53,8 @@ pub static BUYER: Surface = Surface {
                    media buys, seller accounts, webhooks. Each tool takes {pathParams, params, \
                    body} as its REST route does.",
     includes: |def| !is_storefront(def),
+    widget_of: widgets::for_operation,
+    has_widgets: true,
 };
 
 /// `/mcp/storefront`.
@@ -57,6 +65,8 @@ pub static STOREFRONT: Surface = Surface {
                    storefronts your account operates. \
                    Each tool takes {pathParams, params, body} as its REST route does.",
     includes: is_storefront,
+    widget_of: |_| None,
+    has_widgets: false,
 };
 
 /// One MCP session's server (rmcp makes one per session).
@@ -81,7 +91,7 @@ impl RegistryTools {
 /// The surface's operations as MCP tools (built once per app, see
 /// `crate::mcp::Endpoints`).
 pub fn tools(operations: ops::Registry, surface: &Surface) -> Vec<Tool> {
-    operations
+    let mut tools: Vec<Tool> = operations
         .iter()
         .filter(|def| (surface.includes)(def))
         .map(|def| {
@@ -92,7 +102,9 @@ pub fn tools(operations: ops::Registry, surface: &Surface) -> Vec<Tool> {
                 (def.output_schema)(),
             )
         })
-        .collect()
+        .collect();
+    widgets::resources::declare(&mut tools, surface.widget_of);
+    tools
 }
 
 /// A tool taking `input` and answering `data` as [`output_schema`] says.
@@ -270,9 +282,46 @@ pub(crate) fn caller_of(context: &RequestContext<RoleServer>) -> Option<Arc<Call
         .cloned()
 }
 
+/// A surface's capabilities: tools, and resources where it has widgets.
+pub(crate) fn capabilities(has_widgets: bool) -> ServerCapabilities {
+    if has_widgets {
+        ServerCapabilities::builder()
+            .enable_tools()
+            .enable_resources()
+            .build()
+    } else {
+        ServerCapabilities::builder().enable_tools().build()
+    }
+}
+
+/// `resources/read` of a widget.
+pub(crate) fn read_widget(uri: &str) -> Result<ReadResourceResponse, ErrorData> {
+    widgets::resources::read(uri)
+        .map(Into::into)
+        .ok_or_else(|| ErrorData::resource_not_found(format!("no resource {uri:?}"), None))
+}
+
+/// A tool's answer: a widget's result where one shows it.
+pub(crate) fn answer(
+    name: &str,
+    out: Result<ops::OperationOutput, ApiError>,
+    widget: Option<&Widget>,
+) -> CallToolResult {
+    match out {
+        Ok(out) => {
+            let mut result = success_result(name, out.data, out.meta);
+            if let Some(w) = widget {
+                widgets::resources::show(&mut result, name, w);
+            }
+            result
+        }
+        Err(err) => error_result(&err),
+    }
+}
+
 impl ServerHandler for RegistryTools {
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+        ServerConfig::new(capabilities(self.surface.has_widgets))
             .with_server_info(Implementation::new(
                 self.surface.server_name,
                 env!("CARGO_PKG_VERSION"),
@@ -286,6 +335,34 @@ impl ServerHandler for RegistryTools {
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
         Ok(ListToolsResult::with_all_items(self.tools.as_ref().clone()))
+    }
+
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        Ok(ListResourcesResult::with_all_items(
+            if self.surface.has_widgets {
+                widgets::resources::list()
+            } else {
+                Vec::new()
+            },
+        ))
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        if !self.surface.has_widgets {
+            return Err(ErrorData::resource_not_found(
+                format!("no resource {:?}", request.uri),
+                None,
+            ));
+        }
+        read_widget(&request.uri)
     }
 
     async fn call_tool(
@@ -314,10 +391,6 @@ impl ServerHandler for RegistryTools {
             Err(e) => return Ok(error_result(&e).into()),
         };
         let out = run(&self.ctx, &context, caller, call).await;
-        Ok(match out {
-            Ok(out) => success_result(&name, out.data, out.meta),
-            Err(err) => error_result(&err),
-        }
-        .into())
+        Ok(answer(&name, out, (self.surface.widget_of)(&name)).into())
     }
 }

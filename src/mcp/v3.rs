@@ -28,8 +28,8 @@
 use std::sync::Arc;
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, Implementation, ListToolsResult,
-    PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
+    CallToolRequestParams, CallToolResponse, Implementation, ListResourcesResult, ListToolsResult,
+    PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse, ServerConfig, Tool,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler};
@@ -37,7 +37,7 @@ use serde::Serialize;
 use serde_json::{Map, Value, json};
 use utoipa::ToSchema;
 
-use super::tools::{caller_of, error_result, run, success_result, tool};
+use super::tools::{answer, caller_of, capabilities, error_result, read_widget, run, tool};
 use crate::buyer::advertisers::model::AdvertiserUpdate;
 use crate::buyer::advertisers::service as advertisers;
 use crate::buyer::campaigns::model::CampaignIn;
@@ -46,6 +46,7 @@ use crate::caller::{AccountInfo, CallerInfo, UserInfo};
 use crate::error::ApiError;
 use crate::ops::{self, Ctx, OperationCall, Registry, schema};
 use crate::types::Permission;
+use crate::widgets::{self, Widget};
 
 const TOOL_NAMES: &[&str] = &[
     "get_status",
@@ -74,6 +75,20 @@ const GETS: &[(&str, &str, &str)] = &[
     ("campaign", "get_campaign", "campaignId"),
     ("discovery", "browse_discovery", "discoveryId"),
 ];
+
+/// The widget showing a v3 tool's result: by tool, or for `get` by the
+/// kind of record asked for.
+fn widget_of(name: &str, args: &Map<String, Value>) -> Option<&'static Widget> {
+    if name == "get" {
+        return match args.get("type").and_then(Value::as_str) {
+            Some("advertiser") => widgets::find("advertiser-card"),
+            Some("campaign") => widgets::find("campaign-summary"),
+            Some("discovery") => widgets::find("discovery-results"),
+            _ => None,
+        };
+    }
+    widgets::for_v3_tool(name)
+}
 
 /// The operations `save_campaign` may run.
 const CAMPAIGN_STEPS: &[&str] = &[
@@ -188,7 +203,7 @@ pub fn tools(registry: Registry) -> Vec<Tool> {
     if let Some(o) = body.as_object_mut() {
         o.remove("required");
     }
-    vec![
+    let mut list = vec![
         tool(
             "get_status",
             "Who is calling (account, user, permissions) and what the account has.",
@@ -275,7 +290,9 @@ pub fn tools(registry: Registry) -> Vec<Tool> {
             }),
             outputs(registry, ["get_media_buy_status"]),
         ),
-    ]
+    ];
+    widgets::resources::declare(&mut list, widgets::for_v3_tool);
+    list
 }
 
 /// What save_connection answers: each step's result, when it ran.
@@ -842,7 +859,7 @@ where
 
 impl ServerHandler for V3Tools {
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+        ServerConfig::new(capabilities(true))
             .with_server_info(Implementation::new("agentic-api-v3", env!("CARGO_PKG_VERSION")))
             .with_instructions(
                 "Typed buyer tools: get_status, search, get, save_advertiser, save_campaign. More arrive with their domains.",
@@ -855,6 +872,24 @@ impl ServerHandler for V3Tools {
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
         Ok(ListToolsResult::with_all_items(self.tools.as_ref().clone()))
+    }
+
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        Ok(ListResourcesResult::with_all_items(
+            widgets::resources::list(),
+        ))
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        read_widget(&request.uri)
     }
 
     async fn call_tool(
@@ -873,10 +908,8 @@ impl ServerHandler for V3Tools {
             return Ok(error_result(&ApiError::Unauthorized("no caller".into())).into());
         };
         let args = request.arguments.unwrap_or_default();
-        Ok(match self.handle(&name, args, &context, &caller).await {
-            Ok(out) => success_result(&name, out.data, out.meta),
-            Err(err) => error_result(&err),
-        }
-        .into())
+        let widget = widget_of(&name, &args);
+        let out = self.handle(&name, args, &context, &caller).await;
+        Ok(answer(&name, out, widget).into())
     }
 }

@@ -48,3 +48,4 @@ mod stream_access;
 mod targeting;
 mod webhook_delivery;
 mod webhooks;
+mod widgets;
