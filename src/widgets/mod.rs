@@ -44,7 +44,16 @@ pub static WIDGETS: &[Widget] = &[
         title: "Campaign summary",
         description: "A campaign's budget, flight, targeting and media buys.",
         html: include_str!("../../widgets/dist/campaign-summary.html"),
-        operations: &["get_campaign", "create_campaign", "update_campaign"],
+        operations: &[
+            "get_campaign",
+            "create_campaign",
+            "update_campaign",
+            "pause_campaign",
+            "resume_campaign",
+            "archive_campaign",
+            "restore_campaign",
+            "execute_campaign",
+        ],
         v3_tools: &["save_campaign"],
     },
     Widget {

@@ -49,3 +49,4 @@ mod targeting;
 mod webhook_delivery;
 mod webhooks;
 mod widgets;
+mod widgets_browser;

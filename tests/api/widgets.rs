@@ -199,7 +199,11 @@ async fn mcp_endpoints_list_and_read_the_widgets_as_resources() {
             "https://example.com/x",
         ] {
             let msgs = s.request(&app, "resources/read", json!({"uri": uri})).await;
-            assert_eq!(msgs.last().unwrap()["error"]["code"], -32002, "{uri}: {msgs:?}");
+            assert_eq!(
+                msgs.last().unwrap()["error"]["code"],
+                -32002,
+                "{uri}: {msgs:?}"
+            );
         }
     }
     // The storefront operator's endpoint shows no widget.
