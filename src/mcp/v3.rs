@@ -66,13 +66,23 @@ const SEARCHES: &[(&str, &str)] = &[
     ("conversation", "list_conversations"),
     ("audit_log", "list_audit_logs"),
     ("campaign", "list_campaigns"),
+    ("material", "list_materials"),
+    ("library_request", "list_library_requests"),
+    ("rfp", "list_rfps"),
 ];
+
+/// `search` kinds that take `status` and `advertiserId` filters.
+const FILTERED: &[&str] = &["material", "library_request", "rfp"];
 
 /// `get` kinds: the operation and the path parameter the id fills.
 const GETS: &[(&str, &str, &str)] = &[
     ("advertiser", "get_advertiser", "advertiserId"),
     ("campaign", "get_campaign", "campaignId"),
     ("discovery", "browse_discovery", "discoveryId"),
+    ("material", "get_material", "materialId"),
+    ("rfp", "get_rfp", "rfpId"),
+    // The id is `{rfpId}:{turn}`.
+    ("rfp_turn", "get_rfp_turn", "rfpId"),
 ];
 
 /// The operations `save_campaign` may run.
@@ -152,7 +162,10 @@ impl UserRef {
 }
 
 /// The output schema of `operations`' data: any of theirs.
-fn outputs<'a>(registry: Registry, operations: impl IntoIterator<Item = &'a str>) -> Value {
+pub(super) fn outputs<'a>(
+    registry: Registry,
+    operations: impl IntoIterator<Item = &'a str>,
+) -> Value {
     schema::any_of(
         operations
             .into_iter()
@@ -162,7 +175,7 @@ fn outputs<'a>(registry: Registry, operations: impl IntoIterator<Item = &'a str>
 }
 
 /// The body schema of `operation`, standing alone.
-fn body_of(registry: Registry, operation: &str) -> Value {
+pub(super) fn body_of(registry: Registry, operation: &str) -> Value {
     registry
         .find(operation)
         .and_then(|d| schema::part(&(d.input_schema)(), "/properties/body"))
@@ -188,7 +201,7 @@ pub fn tools(registry: Registry) -> Vec<Tool> {
     if let Some(o) = body.as_object_mut() {
         o.remove("required");
     }
-    vec![
+    let mut list = vec![
         tool(
             "get_status",
             "Who is calling (account, user, permissions) and what the account has.",
@@ -214,7 +227,7 @@ pub fn tools(registry: Registry) -> Vec<Tool> {
         ),
         tool(
             "get",
-            "One record by id: an advertiser, a campaign, or a discovery session's snapshot.",
+            "One record by id: an advertiser, a campaign, a discovery session's snapshot, a material, an RFP, or one turn of an RFP (id {rfpId}:{turn}).",
             json!({
                 "type": "object",
                 "properties": {
@@ -275,7 +288,12 @@ pub fn tools(registry: Registry) -> Vec<Tool> {
             }),
             outputs(registry, ["get_media_buy_status"]),
         ),
-    ]
+    ];
+    let find = |name: &str| list.iter().find(|t| t.name == name).cloned();
+    if let (Some(search), Some(get)) = (find("search"), find("get")) {
+        list.extend(super::library::tools(registry, &search, &get));
+    }
+    list
 }
 
 /// What save_connection answers: each step's result, when it ran.
@@ -358,7 +376,7 @@ fn flags(args: &mut Map<String, Value>) -> Result<Flags, ApiError> {
     })
 }
 
-fn call(
+pub(super) fn call(
     operation: &str,
     path: Value,
     params: Value,
@@ -376,7 +394,7 @@ fn string_arg<'a>(args: &'a Map<String, Value>, name: &str) -> Result<&'a str, A
         .ok_or_else(|| ApiError::invalid(name, "required string"))
 }
 
-fn only(args: &Map<String, Value>, allowed: &[&str]) -> Result<(), ApiError> {
+pub(super) fn only(args: &Map<String, Value>, allowed: &[&str]) -> Result<(), ApiError> {
     match args.keys().find(|k| !allowed.contains(&k.as_str())) {
         Some(extra) => Err(ApiError::invalid(extra, "unknown argument")),
         None => Ok(()),
@@ -384,7 +402,11 @@ fn only(args: &Map<String, Value>, allowed: &[&str]) -> Result<(), ApiError> {
 }
 
 impl V3Tools {
-    async fn dispatch(
+    pub(super) fn ctx(&self) -> &Ctx {
+        &self.ctx
+    }
+
+    pub(super) async fn dispatch(
         &self,
         context: &RequestContext<RoleServer>,
         caller: &Arc<CallerInfo>,
@@ -411,7 +433,7 @@ impl V3Tools {
             .ok_or_else(|| ApiError::internal(format!("{operation} gave no total")))
     }
 
-    async fn handle(
+    pub(super) async fn handle(
         &self,
         name: &str,
         mut args: Map<String, Value>,
@@ -438,7 +460,17 @@ impl V3Tools {
                 Ok(ops::OperationOutput { data, meta: None })
             }
             "search" => {
-                only(&args, &["type", "take", "skip", "includeArchived"])?;
+                only(
+                    &args,
+                    &[
+                        "type",
+                        "take",
+                        "skip",
+                        "includeArchived",
+                        "status",
+                        "advertiserId",
+                    ],
+                )?;
                 let kind = string_arg(&args, "type")?;
                 let Some((_, op)) = SEARCHES.iter().find(|s| s.0 == kind) else {
                     return Err(ApiError::invalid(
@@ -455,8 +487,18 @@ impl V3Tools {
                         "only for type advertiser",
                     ));
                 }
+                if !FILTERED.contains(&kind)
+                    && let Some(f) = ["status", "advertiserId"]
+                        .into_iter()
+                        .find(|f| args.contains_key(*f))
+                {
+                    return Err(ApiError::invalid(
+                        f,
+                        "only for type material, library_request or rfp",
+                    ));
+                }
                 let mut params = Map::new();
-                for k in ["take", "skip", "includeArchived"] {
+                for k in ["take", "skip", "includeArchived", "status", "advertiserId"] {
                     if let Some(v) = args.get(k) {
                         params.insert(k.into(), v.clone());
                     }
@@ -478,12 +520,16 @@ impl V3Tools {
                         format!("one of {:?}", GETS.iter().map(|g| g.0).collect::<Vec<_>>()),
                     ));
                 };
-                self.dispatch(
-                    context,
-                    caller,
-                    call(op, json!({ *param: id }), json!({}), Value::Null)?,
-                )
-                .await
+                let path = if kind == "rfp_turn" {
+                    let Some((rfp, turn)) = id.rsplit_once(':') else {
+                        return Err(ApiError::invalid("id", "an rfp_turn id is {rfpId}:{turn}"));
+                    };
+                    json!({ *param: rfp, "turn": turn })
+                } else {
+                    json!({ *param: id })
+                };
+                self.dispatch(context, caller, call(op, path, json!({}), Value::Null)?)
+                    .await
             }
             "save_advertiser" => self.save_advertiser(context, caller, args).await,
             "save_campaign" => self.save_campaign(context, caller, args).await,
@@ -863,7 +909,7 @@ impl ServerHandler for V3Tools {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let name = request.name.to_string();
-        if !TOOL_NAMES.contains(&name.as_str()) {
+        if !TOOL_NAMES.contains(&name.as_str()) && !super::library::is_tool(&name) {
             return Err(ErrorData::invalid_params(
                 format!("unknown tool {name:?}"),
                 None,
@@ -873,6 +919,9 @@ impl ServerHandler for V3Tools {
             return Ok(error_result(&ApiError::Unauthorized("no caller".into())).into());
         };
         let args = request.arguments.unwrap_or_default();
+        if let Some(result) = self.library(&name, args.clone(), &context, &caller).await {
+            return Ok(result.into());
+        }
         Ok(match self.handle(&name, args, &context, &caller).await {
             Ok(out) => success_result(&name, out.data, out.meta),
             Err(err) => error_result(&err),
