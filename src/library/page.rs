@@ -295,16 +295,16 @@ pub async fn check(
             "the Page capability expired; open the page again",
         ));
     }
-    if session_id != Some(cap.mcp_session_id.as_str()) {
-        return Err(denied(
-            "session",
-            "the Page capability belongs to another MCP session",
-        ));
-    }
     if cap.account_id != caller.account_id() || cap.user_id != caller.user.id {
         return Err(denied(
             "user",
             "the Page capability belongs to another user",
+        ));
+    }
+    if session_id != Some(cap.mcp_session_id.as_str()) {
+        return Err(denied(
+            "session",
+            "the Page capability belongs to another MCP session",
         ));
     }
     if cap.page != page {

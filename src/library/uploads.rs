@@ -363,7 +363,7 @@ impl Operation for CreateMaterialUpload {
 }
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
-    cfg.route(&format!("{PATH}/{{token}}"), web::put().to(put));
+    cfg.service(web::resource(format!("{PATH}/{{token}}")).route(web::put().to(put)));
 }
 
 fn not_found() -> ApiError {

@@ -175,17 +175,24 @@ pub fn tools(registry: Registry, search: &Tool, get: &Tool) -> Vec<Tool> {
         ),
     ];
     for alias in page::ALIASES.iter() {
-        let (input, output) = match alias.tool {
+        // search and get: their own output schema, whole.
+        let (input, output, whole) = match alias.tool {
             None => (
                 json!({"type": "object", "properties": {}}),
                 schema::of::<PageOut>(),
+                None,
             ),
             Some("search") => (
-                search.input_schema.as_ref().clone().into(),
-                output_data(search),
+                Value::Object(search.input_schema.as_ref().clone()),
+                Value::Null,
+                search.output_schema.clone(),
             ),
-            Some("get") => (get.input_schema.as_ref().clone().into(), output_data(get)),
-            Some(t) => (public_input(registry, t), public_output(registry, t)),
+            Some("get") => (
+                Value::Object(get.input_schema.as_ref().clone()),
+                Value::Null,
+                get.output_schema.clone(),
+            ),
+            Some(t) => (public_input(registry, t), public_output(registry, t), None),
         };
         let mut props = Map::new();
         props.insert(
@@ -206,30 +213,22 @@ pub fn tools(registry: Registry, search: &Tool, get: &Tool) -> Vec<Tool> {
         });
         let mut meta = Map::new();
         meta.insert("ui".into(), json!({"visibility": ["app"]}));
-        out.push(
-            tool(
-                alias.name,
-                "Host-only: a Page's call, through its capability.",
-                input,
-                output,
-            )
-            .with_meta(MetaObject(meta)),
-        );
+        let description = "Host-only: a Page's call, through its capability.";
+        let t = match whole {
+            Some(schema) => Tool::new(alias.name, description, Arc::new(as_object(input)))
+                .with_raw_output_schema(schema),
+            None => tool(alias.name, description, input, output),
+        };
+        out.push(t.with_meta(MetaObject(meta)));
     }
     out
 }
 
-/// The `data` schema inside a tool's output schema (its success branch).
-fn output_data(t: &Tool) -> Value {
-    t.output_schema
-        .as_ref()
-        .and_then(|s| {
-            s.get("anyOf")?
-                .as_array()?
-                .iter()
-                .find_map(|b| b.pointer("/properties/data").cloned())
-        })
-        .unwrap_or_else(|| json!({}))
+fn as_object(v: Value) -> Map<String, Value> {
+    match v {
+        Value::Object(m) => m,
+        _ => Map::new(),
+    }
 }
 
 fn text(args: &Map<String, Value>, name: &str) -> Result<Option<String>, ApiError> {
