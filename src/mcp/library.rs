@@ -205,12 +205,16 @@ pub fn tools(registry: Registry, search: &Tool, get: &Tool) -> Vec<Tool> {
                 input["properties"].get(*f).cloned().unwrap_or(json!({})),
             );
         }
-        let input = json!({
+        let mut schema = json!({
             "type": "object",
             "properties": props,
             "required": ["capability"],
             "additionalProperties": false,
         });
+        if let Some(defs) = input.get("$defs") {
+            schema["$defs"] = defs.clone();
+        }
+        let input = schema;
         let mut meta = Map::new();
         meta.insert("ui".into(), json!({"visibility": ["app"]}));
         let description = "Host-only: a Page's call, through its capability.";

@@ -8,10 +8,13 @@
 //!
 //! - `get_status`: who is calling and what the account has (counts).
 //! - `search`: a page of one kind of record (`advertiser`, `storefront`,
-//!   `webhook_subscription`, `conversation`, `audit_log`, `campaign`);
-//!   archived advertisers only with `includeArchived: true`.
-//! - `get`: one record by id (`advertiser`, `campaign`, or a `discovery`
-//!   snapshot).
+//!   `webhook_subscription`, `conversation`, `audit_log`, `campaign`,
+//!   `material`, `library_request`, `rfp`); archived advertisers only with
+//!   `includeArchived: true`; the library's kinds filter by `status` and
+//!   `advertiserId`.
+//! - `get`: one record by id (`advertiser`, `campaign`, a `discovery`
+//!   snapshot, `material`, `rfp`, or `rfp_turn` with id `{rfpId}:{turn}`).
+//! - The library's tools and the Page capability bridge: [`super::library`].
 //! - `save_advertiser`: creates an advertiser, or updates the one named by
 //!   `advertiserId` with the fields given; `isArchived` archives or
 //!   restores it, with those fields, in one transaction.
@@ -891,7 +894,7 @@ impl ServerHandler for V3Tools {
         ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
             .with_server_info(Implementation::new("agentic-api-v3", env!("CARGO_PKG_VERSION")))
             .with_instructions(
-                "Typed buyer tools: get_status, search, get, save_advertiser, save_campaign. More arrive with their domains.",
+                "Typed buyer tools: get_status, search, get, save_advertiser, save_campaign, save_media_buy, save_connection, get_delivery, and the library's save_material, save_library_request, save_rfp, open_proposal_pass and open_page.",
             )
     }
 
