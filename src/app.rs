@@ -40,6 +40,7 @@ pub static OPERATIONS: Registry = Registry::new(&[
     crate::discovery::OPERATIONS,
     crate::webhooks::OPERATIONS,
     crate::phone::OPERATIONS,
+    crate::library::OPERATIONS,
 ]);
 
 /// Every event stream a stream token can open.
@@ -170,6 +171,8 @@ impl Application {
                 // The carrier's webhooks (signed; its own format).
                 .configure(crate::phone::inbound::configure)
                 .configure(crate::phone::fax::media::configure)
+                // Upload write URLs (a single-use token instead of a bearer).
+                .configure(crate::library::uploads::configure)
                 // Sellers' callbacks (signed; AdCP's format).
                 .configure(crate::media_buys::configure)
                 // The web console's static files (its own headers; see `console`).
@@ -330,6 +333,7 @@ fn assemble(db: DatabaseConnection, config: Config, bound: std::net::SocketAddr)
     crate::assistant::register(&mut handles, &config, &bus, model.clone());
     handles.insert(auth.clone());
     crate::buyer::register(&mut handles, &db, &config);
+    crate::library::register(&mut handles, &config);
     crate::discovery::register(&mut handles, &db, &writes, &bus, &config, &shutdown);
     // One outbox for every queue: webhook deliveries and text messages.
     let mut queues = Vec::new();
@@ -378,6 +382,7 @@ fn assemble(db: DatabaseConnection, config: Config, bound: std::net::SocketAddr)
     crate::media_buys::start(&ctx);
     crate::assistant::start(&ctx);
     crate::phone::fax::start(&ctx);
+    crate::library::start(&ctx);
     AppState {
         ctx,
         auth,

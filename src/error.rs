@@ -189,6 +189,9 @@ pub enum Kind {
     NotFound,
     /// It contradicts the state of what it names (409).
     Conflict,
+    /// What it names existed and is no longer usable (410), e.g. an
+    /// expired upload URL.
+    Gone,
     /// It would commit spend beyond the account's credit (402).
     PaymentRequired,
     /// Well formed, but something it needs is not available (422).

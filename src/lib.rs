@@ -19,6 +19,7 @@ pub mod discovery;
 pub mod error;
 pub mod health;
 pub mod http;
+pub mod library;
 pub mod mcp;
 pub mod media_buys;
 pub mod metrics;

@@ -173,6 +173,31 @@ pub struct Config {
           value_parser = clap::value_parser!(u32).range(1..=1000), global = true)]
     pub fax_max_pages: u32,
 
+    /// Directory of uploaded material files (one subdirectory per account);
+    /// instances sharing a database must share it.
+    #[arg(
+        long,
+        env = "AGENTIC_UPLOAD_STORAGE_DIR",
+        default_value = "upload-files",
+        global = true
+    )]
+    pub upload_storage_dir: std::path::PathBuf,
+
+    /// Seconds an upload's write URL stays usable (default 900, 15 minutes).
+    #[arg(long, env = "AGENTIC_UPLOAD_URL_SECONDS", default_value_t = 900,
+          value_parser = clap::value_parser!(u64).range(10..=86400), global = true)]
+    pub upload_url_seconds: u64,
+
+    /// How often unfinished upload reservations are pruned; not part of
+    /// the operator contract (tests shorten it).
+    #[arg(skip = UPLOAD_PRUNE_EVERY)]
+    pub upload_prune_every: std::time::Duration,
+
+    /// Lifetime of a Page capability (`open_page`); not part of the
+    /// operator contract (tests shorten it).
+    #[arg(skip = PAGE_CAPABILITY_TTL)]
+    pub page_capability_ttl: std::time::Duration,
+
     /// The inbound fax pipeline's timings and the text extractor's program;
     /// not part of the operator contract (tests shorten and set them).
     #[arg(skip)]
@@ -349,6 +374,12 @@ impl Default for FaxTuning {
 /// How long an idle MCP session is kept.
 pub const MCP_SESSION_TTL: std::time::Duration = std::time::Duration::from_secs(24 * 3600);
 
+/// How often unfinished upload reservations are looked for.
+pub const UPLOAD_PRUNE_EVERY: std::time::Duration = std::time::Duration::from_secs(60);
+
+/// How long a Page capability lasts (renewable while valid).
+pub const PAGE_CAPABILITY_TTL: std::time::Duration = std::time::Duration::from_secs(15 * 60);
+
 pub const DEFAULT_STREAM_TOKEN_TTL: std::time::Duration = std::time::Duration::from_secs(300);
 
 /// Timings and bounds of conversation rooms and their streams.
@@ -460,6 +491,10 @@ impl Config {
             assistant_max_tokens: 4096,
             assistant_run_seconds: 120,
             fax_storage_dir: "fax-files".into(),
+            upload_storage_dir: "upload-files".into(),
+            upload_url_seconds: 900,
+            upload_prune_every: UPLOAD_PRUNE_EVERY,
+            page_capability_ttl: PAGE_CAPABILITY_TTL,
             fax_retention_days: 30,
             fax_max_mb: 20,
             fax_max_pages: 50,

@@ -65,6 +65,7 @@ impl ResponseError for ApiError {
                 Kind::Denied => StatusCode::FORBIDDEN,
                 Kind::NotFound => StatusCode::NOT_FOUND,
                 Kind::Conflict => StatusCode::CONFLICT,
+                Kind::Gone => StatusCode::GONE,
                 Kind::PaymentRequired => StatusCode::PAYMENT_REQUIRED,
                 Kind::Unprocessable => StatusCode::UNPROCESSABLE_ENTITY,
                 Kind::NotImplemented => StatusCode::NOT_IMPLEMENTED,

@@ -10,6 +10,7 @@
 //! and response to the `http` 1.x types rmcp speaks. The body is read only
 //! once the caller is known, up to [`MAX_BODY`].
 
+pub mod library;
 pub mod sessions;
 pub mod tools;
 pub mod v3;

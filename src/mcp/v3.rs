@@ -8,10 +8,13 @@
 //!
 //! - `get_status`: who is calling and what the account has (counts).
 //! - `search`: a page of one kind of record (`advertiser`, `storefront`,
-//!   `webhook_subscription`, `conversation`, `audit_log`, `campaign`);
-//!   archived advertisers only with `includeArchived: true`.
-//! - `get`: one record by id (`advertiser`, `campaign`, or a `discovery`
-//!   snapshot).
+//!   `webhook_subscription`, `conversation`, `audit_log`, `campaign`,
+//!   `material`, `library_request`, `rfp`); archived advertisers only with
+//!   `includeArchived: true`; the library's kinds filter by `status` and
+//!   `advertiserId`.
+//! - `get`: one record by id (`advertiser`, `campaign`, a `discovery`
+//!   snapshot, `material`, `rfp`, or `rfp_turn` with id `{rfpId}:{turn}`).
+//! - The library's tools and the Page capability bridge: [`super::library`].
 //! - `save_advertiser`: creates an advertiser, or updates the one named by
 //!   `advertiserId` with the fields given; `isArchived` archives or
 //!   restores it, with those fields, in one transaction.
@@ -67,13 +70,23 @@ const SEARCHES: &[(&str, &str)] = &[
     ("conversation", "list_conversations"),
     ("audit_log", "list_audit_logs"),
     ("campaign", "list_campaigns"),
+    ("material", "list_materials"),
+    ("library_request", "list_library_requests"),
+    ("rfp", "list_rfps"),
 ];
+
+/// `search` kinds that take `status` and `advertiserId` filters.
+const FILTERED: &[&str] = &["material", "library_request", "rfp"];
 
 /// `get` kinds: the operation and the path parameter the id fills.
 const GETS: &[(&str, &str, &str)] = &[
     ("advertiser", "get_advertiser", "advertiserId"),
     ("campaign", "get_campaign", "campaignId"),
     ("discovery", "browse_discovery", "discoveryId"),
+    ("material", "get_material", "materialId"),
+    ("rfp", "get_rfp", "rfpId"),
+    // The id is `{rfpId}:{turn}`.
+    ("rfp_turn", "get_rfp_turn", "rfpId"),
 ];
 
 /// The widget showing a v3 tool's result: by tool, or for `get` by the
@@ -167,7 +180,10 @@ impl UserRef {
 }
 
 /// The output schema of `operations`' data: any of theirs.
-fn outputs<'a>(registry: Registry, operations: impl IntoIterator<Item = &'a str>) -> Value {
+pub(super) fn outputs<'a>(
+    registry: Registry,
+    operations: impl IntoIterator<Item = &'a str>,
+) -> Value {
     schema::any_of(
         operations
             .into_iter()
@@ -177,7 +193,7 @@ fn outputs<'a>(registry: Registry, operations: impl IntoIterator<Item = &'a str>
 }
 
 /// The body schema of `operation`, standing alone.
-fn body_of(registry: Registry, operation: &str) -> Value {
+pub(super) fn body_of(registry: Registry, operation: &str) -> Value {
     registry
         .find(operation)
         .and_then(|d| schema::part(&(d.input_schema)(), "/properties/body"))
@@ -229,7 +245,7 @@ pub fn tools(registry: Registry) -> Vec<Tool> {
         ),
         tool(
             "get",
-            "One record by id: an advertiser, a campaign, or a discovery session's snapshot.",
+            "One record by id: an advertiser, a campaign, a discovery session's snapshot, a material, an RFP, or one turn of an RFP (id {rfpId}:{turn}).",
             json!({
                 "type": "object",
                 "properties": {
@@ -291,6 +307,10 @@ pub fn tools(registry: Registry) -> Vec<Tool> {
             outputs(registry, ["get_media_buy_status"]),
         ),
     ];
+    let find = |name: &str| list.iter().find(|t| t.name == name).cloned();
+    if let (Some(search), Some(get)) = (find("search"), find("get")) {
+        list.extend(super::library::tools(registry, &search, &get));
+    }
     widgets::resources::declare(&mut list, widgets::for_v3_tool);
     list
 }
@@ -375,7 +395,7 @@ fn flags(args: &mut Map<String, Value>) -> Result<Flags, ApiError> {
     })
 }
 
-fn call(
+pub(super) fn call(
     operation: &str,
     path: Value,
     params: Value,
@@ -393,7 +413,7 @@ fn string_arg<'a>(args: &'a Map<String, Value>, name: &str) -> Result<&'a str, A
         .ok_or_else(|| ApiError::invalid(name, "required string"))
 }
 
-fn only(args: &Map<String, Value>, allowed: &[&str]) -> Result<(), ApiError> {
+pub(super) fn only(args: &Map<String, Value>, allowed: &[&str]) -> Result<(), ApiError> {
     match args.keys().find(|k| !allowed.contains(&k.as_str())) {
         Some(extra) => Err(ApiError::invalid(extra, "unknown argument")),
         None => Ok(()),
@@ -401,7 +421,11 @@ fn only(args: &Map<String, Value>, allowed: &[&str]) -> Result<(), ApiError> {
 }
 
 impl V3Tools {
-    async fn dispatch(
+    pub(super) fn ctx(&self) -> &Ctx {
+        &self.ctx
+    }
+
+    pub(super) async fn dispatch(
         &self,
         context: &RequestContext<RoleServer>,
         caller: &Arc<CallerInfo>,
@@ -428,7 +452,7 @@ impl V3Tools {
             .ok_or_else(|| ApiError::internal(format!("{operation} gave no total")))
     }
 
-    async fn handle(
+    pub(super) async fn handle(
         &self,
         name: &str,
         mut args: Map<String, Value>,
@@ -455,7 +479,17 @@ impl V3Tools {
                 Ok(ops::OperationOutput { data, meta: None })
             }
             "search" => {
-                only(&args, &["type", "take", "skip", "includeArchived"])?;
+                only(
+                    &args,
+                    &[
+                        "type",
+                        "take",
+                        "skip",
+                        "includeArchived",
+                        "status",
+                        "advertiserId",
+                    ],
+                )?;
                 let kind = string_arg(&args, "type")?;
                 let Some((_, op)) = SEARCHES.iter().find(|s| s.0 == kind) else {
                     return Err(ApiError::invalid(
@@ -472,8 +506,18 @@ impl V3Tools {
                         "only for type advertiser",
                     ));
                 }
+                if !FILTERED.contains(&kind)
+                    && let Some(f) = ["status", "advertiserId"]
+                        .into_iter()
+                        .find(|f| args.contains_key(*f))
+                {
+                    return Err(ApiError::invalid(
+                        f,
+                        "only for type material, library_request or rfp",
+                    ));
+                }
                 let mut params = Map::new();
-                for k in ["take", "skip", "includeArchived"] {
+                for k in ["take", "skip", "includeArchived", "status", "advertiserId"] {
                     if let Some(v) = args.get(k) {
                         params.insert(k.into(), v.clone());
                     }
@@ -495,12 +539,16 @@ impl V3Tools {
                         format!("one of {:?}", GETS.iter().map(|g| g.0).collect::<Vec<_>>()),
                     ));
                 };
-                self.dispatch(
-                    context,
-                    caller,
-                    call(op, json!({ *param: id }), json!({}), Value::Null)?,
-                )
-                .await
+                let path = if kind == "rfp_turn" {
+                    let Some((rfp, turn)) = id.rsplit_once(':') else {
+                        return Err(ApiError::invalid("id", "an rfp_turn id is {rfpId}:{turn}"));
+                    };
+                    json!({ *param: rfp, "turn": turn })
+                } else {
+                    json!({ *param: id })
+                };
+                self.dispatch(context, caller, call(op, path, json!({}), Value::Null)?)
+                    .await
             }
             "save_advertiser" => self.save_advertiser(context, caller, args).await,
             "save_campaign" => self.save_campaign(context, caller, args).await,
@@ -862,7 +910,7 @@ impl ServerHandler for V3Tools {
         ServerConfig::new(capabilities(true))
             .with_server_info(Implementation::new("agentic-api-v3", env!("CARGO_PKG_VERSION")))
             .with_instructions(
-                "Typed buyer tools: get_status, search, get, save_advertiser, save_campaign. More arrive with their domains.",
+                "Typed buyer tools: get_status, search, get, save_advertiser, save_campaign, save_media_buy, save_connection, get_delivery, and the library's save_material, save_library_request, save_rfp, open_proposal_pass and open_page.",
             )
     }
 
@@ -898,7 +946,7 @@ impl ServerHandler for V3Tools {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let name = request.name.to_string();
-        if !TOOL_NAMES.contains(&name.as_str()) {
+        if !TOOL_NAMES.contains(&name.as_str()) && !super::library::is_tool(&name) {
             return Err(ErrorData::invalid_params(
                 format!("unknown tool {name:?}"),
                 None,
@@ -908,6 +956,9 @@ impl ServerHandler for V3Tools {
             return Ok(error_result(&ApiError::Unauthorized("no caller".into())).into());
         };
         let args = request.arguments.unwrap_or_default();
+        if let Some(result) = self.library(&name, args.clone(), &context, &caller).await {
+            return Ok(result.into());
+        }
         let widget = widget_of(&name, &args);
         let out = self.handle(&name, args, &context, &caller).await;
         Ok(answer(&name, out, widget).into())

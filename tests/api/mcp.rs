@@ -679,7 +679,26 @@ async fn the_v3_typed_tools_adapt_the_same_operations() {
             "save_campaign",
             "save_media_buy",
             "save_connection",
-            "get_delivery"
+            "get_delivery",
+            "save_material",
+            "save_library_request",
+            "save_rfp",
+            "open_proposal_pass",
+            "open_page",
+            "teach_search_materials",
+            "teach_get_material",
+            "teach_save_material",
+            "teach_renew_capability",
+            "library_search_materials",
+            "library_get_material",
+            "library_search_requests",
+            "library_search_rfps",
+            "library_get_rfp_turn",
+            "library_open_proposal_pass",
+            "library_save_material",
+            "library_save_request",
+            "library_save_rfp",
+            "library_renew_capability",
         ]
     );
 

@@ -1165,3 +1165,80 @@ async fn one_account_synced_on_two_instances_at_once_is_one_intake() {
         );
     }
 }
+
+/// One upload URL sent to two instances at the same moment (sharing the
+/// database and the upload storage directory): one PUT stores the file,
+/// the other is refused as a replay; and a Page capability issued through
+/// one instance is honoured by the other in the same MCP session.
+#[actix_web::test]
+#[ignore = "needs PostgreSQL (AGENTIC_TEST_DATABASE_URL)"]
+async fn an_upload_url_is_single_use_across_instances() {
+    require_postgres();
+    let dir = tempfile::tempdir().unwrap();
+    let shared = dir.path().to_path_buf();
+    let again = shared.clone();
+    let a = spawn_app_with(move |c| c.upload_storage_dir = shared).await;
+    let b = spawn_on(&a.database_url, move |c| c.upload_storage_dir = again).await;
+    let t = a.tenant().await;
+    let pdf = b"%PDF-1.7\n% two instances\n%%EOF\n".to_vec();
+    for round in 0..5 {
+        let reserved = a
+            .post(
+                "/api/v2/buyer/materials/uploads",
+                &t.key,
+                &json!({"title": format!("Deck {round}"), "contentType": "application/pdf", "sizeBytes": pdf.len()}),
+            )
+            .await;
+        assert_eq!(reserved.status, 201, "{}", reserved.body);
+        let url = reserved.data()["upload"]["url"].as_str().unwrap();
+        let path = url.strip_prefix(&a.address).unwrap().to_string();
+        let id = reserved.data()["material"]["id"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        let put = actix_web::http::Method::PUT;
+        let ct = Some("application/pdf");
+        let (x, y) = tokio::join!(
+            a.send_raw(put.clone(), &path, None, ct, pdf.clone()),
+            b.send_raw(put.clone(), &path, None, ct, pdf.clone()),
+        );
+        let mut statuses = [x.status.as_u16(), y.status.as_u16()];
+        statuses.sort();
+        assert_eq!(
+            statuses,
+            [200, 409],
+            "round {round}: {} / {}",
+            x.body,
+            y.body
+        );
+        let loser = if x.status == 200 { &y } else { &x };
+        loser.assert_error(409, "CONFLICT");
+        // Either instance serves the result; the bytes are whole.
+        let got = b
+            .get(&format!("/api/v2/buyer/materials/{id}"), &t.key)
+            .await;
+        assert_eq!(got.data()["status"], "uploaded", "{}", got.body);
+        let stored = std::fs::read(dir.path().join(&t.account_id).join(&id)).unwrap();
+        assert_eq!(stored, pdf);
+    }
+
+    // A capability opened through one instance works through the other.
+    let mut s = crate::mcp::open_at(&a, "/mcp/v3", &t.key).await;
+    let opened = s.call(&a, "open_page", json!({"page": "library"})).await;
+    let token = opened["_meta"]["agentic-api/pageCapability"]["token"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let on_b = s
+        .call(
+            &b,
+            "library_search_materials",
+            json!({"capability": token, "take": 10}),
+        )
+        .await;
+    assert_ne!(on_b["isError"], true, "{on_b}");
+    assert_eq!(
+        on_b["structuredContent"]["data"].as_array().unwrap().len(),
+        5
+    );
+}

@@ -152,6 +152,9 @@ async fn a_read_only_key_is_refused_every_write_and_writes_nothing() {
         ("actionId", "call_1".to_string()),
         ("credentialId", "cred_none".to_string()),
         ("intakeId", "int_none".to_string()),
+        ("materialId", "material_none".to_string()),
+        ("requestId", "request_none".to_string()),
+        ("rfpId", "rfp_none".to_string()),
     ];
     let routes = write_routes(&doc, &ids);
     // Every registered write operation is among the documented routes.
