@@ -8,7 +8,7 @@ use chrono::{DateTime, Utc};
 use sea_orm::sea_query::{Expr, ExprTrait};
 use sea_orm::{
     ActiveModelTrait, ColumnTrait, ConnectionTrait, DatabaseConnection, EntityTrait,
-    PaginatorTrait, QueryFilter, QueryOrder, QuerySelect, Set, TransactionTrait,
+    PaginatorTrait, QueryFilter, QueryOrder, QuerySelect, Set,
 };
 
 use entity::{assistant_run, conversation_message};
@@ -44,7 +44,7 @@ pub async fn direct_turn(
         ..NewMessage::by(author.clone(), Audience::Assistant, content)
     };
     let turn = writes.enter_urgent().await;
-    let txn = db.begin().await?;
+    let txn = crate::db::begin_write(db).await?;
     let message =
         insert_message(&txn, caller.account_id(), uid.as_str(), Some(caller), new).await?;
     let run = assistant_run::ActiveModel {
@@ -109,7 +109,7 @@ pub async fn say(
         data,
     };
     let turn = writes.enter_urgent().await;
-    let txn = db.begin().await?;
+    let txn = crate::db::begin_write(db).await?;
     let message = insert_message(&txn, &run.account_id, &run.conversation_uid, None, new).await?;
     txn.commit().await?;
     drop(turn);
@@ -315,7 +315,7 @@ async fn transition(
     notice: Option<Notice>,
 ) -> Result<Option<assistant_run::Model>, ApiError> {
     let turn = sink.writes.enter_urgent().await;
-    let txn = sink.db.begin().await?;
+    let txn = crate::db::begin_write(sink.db).await?;
     if change.exec(&txn).await?.rows_affected != 1 {
         return Ok(None);
     }

@@ -9,10 +9,7 @@ use std::time::Duration;
 use actix::prelude::*;
 use chrono::Utc;
 use sea_orm::sea_query::OnConflict;
-use sea_orm::{
-    ColumnTrait, ConnectionTrait, DatabaseConnection, DbErr, EntityTrait, QueryFilter,
-    TransactionTrait,
-};
+use sea_orm::{ColumnTrait, ConnectionTrait, DatabaseConnection, DbErr, EntityTrait, QueryFilter};
 
 use entity::{conversation_presence as presence, user};
 
@@ -125,7 +122,7 @@ async fn reconcile(
     let Some(account_id) = changed_in else {
         return write_rows(db, uid, instance_id, users).await;
     };
-    let txn = db.begin().await?;
+    let txn = crate::db::begin_write(db).await?;
     write_rows(&txn, uid, instance_id, users).await?;
     list_cache::bump(&txn, account_id).await?;
     txn.commit().await

@@ -9,7 +9,7 @@ use sea_orm::sea_query::{Expr, ExprTrait};
 use sea_orm::{
     ActiveModelTrait, ColumnTrait, Condition, ConnectionTrait, DatabaseConnection,
     DatabaseTransaction, EntityTrait, FromQueryResult, IntoActiveModel, PaginatorTrait,
-    QueryFilter, QueryOrder, QuerySelect, Set, TransactionTrait, sea_query::OnConflict,
+    QueryFilter, QueryOrder, QuerySelect, Set, sea_query::OnConflict,
 };
 
 use entity::{conversation, conversation_message, conversation_settings};
@@ -191,7 +191,7 @@ pub async fn update_settings(
     account_id: &str,
     change: SettingsChange,
 ) -> Result<conversation_settings::Model, ApiError> {
-    let txn = db.begin().await?;
+    let txn = crate::db::begin_write(db).await?;
     let now = settings(&txn, account_id).await?;
     let row = conversation_settings::ActiveModel {
         account_id: Set(account_id.to_string()),
@@ -253,7 +253,7 @@ pub async fn create(
         Some(t) => (t.into_inner(), false),
         None => (DEFAULT_TITLE.to_string(), true),
     };
-    let txn = db.begin().await?;
+    let txn = crate::db::begin_write(db).await?;
     let row = conversation::ActiveModel {
         uid: Set(ConversationUid::new_random().as_str().to_string()),
         account_id: Set(caller.account_id().to_string()),
@@ -291,7 +291,7 @@ pub async fn rename(
     active.title = Set(title.into_inner());
     active.title_is_auto = Set(false);
     active.updated_at = Set(Utc::now());
-    let txn = db.begin().await?;
+    let txn = crate::db::begin_write(db).await?;
     let conv = active.update(&txn).await?;
     list_cache::bump(&txn, &conv.account_id).await?;
     txn.commit().await?;
@@ -318,7 +318,7 @@ pub async fn set_sharing(
     let mut active = conv.into_active_model();
     active.sharing_enabled = Set(sharing_enabled);
     active.updated_at = Set(Utc::now());
-    let txn = db.begin().await?;
+    let txn = crate::db::begin_write(db).await?;
     let conv = active.update(&txn).await?;
     list_cache::bump(&txn, &conv.account_id).await?;
     txn.commit().await?;
@@ -350,7 +350,7 @@ pub async fn post_message(
     let new = NewMessage::by(author, audience, content);
     // Urgent: a room is waiting for it.
     let turn = writes.enter_urgent().await;
-    let txn = db.begin().await?;
+    let txn = crate::db::begin_write(db).await?;
     let message =
         insert_message(&txn, caller.account_id(), uid.as_str(), Some(caller), new).await?;
     txn.commit().await?;

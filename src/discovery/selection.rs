@@ -2,9 +2,7 @@
 //! (proposal codes) that `discover_products` returns whole.
 
 use chrono::{DateTime, Utc};
-use sea_orm::{
-    ActiveModelTrait, ColumnTrait, EntityTrait, QueryFilter, QueryOrder, Set, TransactionTrait,
-};
+use sea_orm::{ActiveModelTrait, ColumnTrait, EntityTrait, QueryFilter, QueryOrder, Set};
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
@@ -179,7 +177,7 @@ impl Operation for AddDiscoveryProducts {
         }
         issues.into_result()?;
         let now = Utc::now();
-        let txn = ctx.db.begin().await?;
+        let txn = crate::db::begin_write(&ctx.db).await?;
         for (id, group) in found {
             let exists = discovery_selection::Entity::find_by_id((session.id.clone(), id.clone()))
                 .one(&txn)

@@ -96,7 +96,7 @@ pub async fn create(
 ) -> Result<Published, DbErr> {
     let now = Utc::now();
     let _write = writes.enter().await;
-    let txn = db.begin().await?;
+    let txn = crate::db::begin_write(db).await?;
     discovery_session::ActiveModel {
         id: Set(s.id.clone()),
         account_id: Set(s.account_id.clone()),
@@ -152,7 +152,7 @@ pub async fn restart_round(
 ) -> Result<Option<(i64, Published)>, DbErr> {
     let now = Utc::now();
     let _write = writes.enter().await;
-    let txn = db.begin().await?;
+    let txn = crate::db::begin_write(db).await?;
     let Some(session) = discovery_session::Entity::update_many()
         .col_expr(
             discovery_session::Column::Round,
@@ -228,7 +228,7 @@ pub async fn settle(
 ) -> Result<Option<Published>, DbErr> {
     let now = Utc::now();
     let _write = writes.enter_urgent().await;
-    let txn = db.begin().await?;
+    let txn = crate::db::begin_write(db).await?;
     // Takes the session's row lock first, so settlements commit one by one
     // with increasing revisions.
     let Some(session) = discovery_session::Entity::update_many()

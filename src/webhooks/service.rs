@@ -4,7 +4,7 @@
 use chrono::Utc;
 use sea_orm::{
     ActiveModelTrait, ColumnTrait, EntityTrait, PaginatorTrait, QueryFilter, QueryOrder,
-    QuerySelect, Set, TransactionTrait,
+    QuerySelect, Set,
 };
 
 use entity::webhook_subscription as sub;
@@ -90,7 +90,7 @@ pub async fn list(
 pub async fn delete(ctx: &Ctx, caller: &CallerInfo, id: &str) -> Result<SubscriptionOut, ApiError> {
     let row = find(ctx, caller, id).await?;
     let _turn = ctx.writes.enter().await;
-    let txn = ctx.db.begin().await?;
+    let txn = crate::db::begin_write(&ctx.db).await?;
     let gone = sub::Entity::delete_many()
         .filter(sub::Column::Id.eq(id))
         .filter(sub::Column::AccountId.eq(caller.account_id()))

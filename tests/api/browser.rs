@@ -1281,3 +1281,65 @@ async fn a_person_signs_in_and_allows_an_agent_in_chromium_without_javascript() 
     let me = crate::oauth::me(&app, crate::oauth::bearer(&tokens.json)).await;
     assert_eq!(me.data()["user"]["id"], json!(pat.user_id));
 }
+
+/// A material upload the way a host page sends it: the page, on another
+/// origin (listed in `AGENTIC_CORS_ORIGINS`), PUTs the file's bytes to the
+/// write URL with `fetch` (a CORS preflight first, since the type is not a
+/// simple one); the URL works once.
+#[actix_web::test]
+async fn a_browser_puts_an_upload_cross_origin_and_only_once() {
+    if !browser_available() {
+        return;
+    }
+    let (page_origin, page_server) = serve_page().await;
+    let dir = tempfile::tempdir().unwrap();
+    let storage = dir.path().to_path_buf();
+    let origin = page_origin.clone();
+    let a = spawn_app_with(move |c| {
+        allow(&origin)(c);
+        c.upload_storage_dir = storage;
+    })
+    .await;
+    let t = a.tenant().await;
+    let png: Vec<u8> = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR\0\0\0\x01\0\0\0\x01".to_vec();
+    let reserved = a
+        .post(
+            "/api/v2/buyer/materials/uploads",
+            &t.key,
+            &json!({"title": "Logo", "contentType": "image/png", "sizeBytes": png.len()}),
+        )
+        .await;
+    assert_eq!(reserved.status, 201, "{}", reserved.body);
+    let url = reserved.data()["upload"]["url"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let id = reserved.data()["material"]["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+
+    let mut browser = Browser::launch().await;
+    browser.goto(&format!("{page_origin}/")).await;
+    let put = format!(
+        "fetch({}, {{method: 'PUT', headers: {{'Content-Type': 'image/png'}}, body: new Uint8Array({})}})\
+         .then(async r => ({{status: r.status, body: await r.json().catch(() => null)}}))\
+         .catch(e => ({{status: 0, error: String(e)}}))",
+        json!(url),
+        json!(png)
+    );
+    let first = browser.eval(&put).await;
+    assert_eq!(first["status"], json!(200), "{first}");
+    let again = browser.eval(&put).await;
+    assert_eq!(again["status"], json!(409), "a replay: {again}");
+    assert_eq!(again["body"]["error"]["code"], json!("CONFLICT"), "{again}");
+
+    let m = a
+        .get(&format!("/api/v2/buyer/materials/{id}"), &t.key)
+        .await;
+    assert_eq!(m.data()["status"], "uploaded", "{}", m.body);
+    assert_eq!(m.data()["sizeBytes"], json!(png.len()));
+    assert!(dir.path().join(&t.account_id).join(&id).exists());
+    browser.quit().await;
+    page_server.stop(true).await;
+}

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use chrono::Utc;
 use sea_orm::{
     ActiveModelTrait, ColumnTrait, ConnectionTrait, DatabaseTransaction, EntityTrait,
-    IntoActiveModel, PaginatorTrait, QueryFilter, QueryOrder, QuerySelect, Set, TransactionTrait,
+    IntoActiveModel, PaginatorTrait, QueryFilter, QueryOrder, QuerySelect, Set,
 };
 use serde_json::{Value, json};
 
@@ -310,7 +310,7 @@ pub async fn create_advertiser(
         resolve_brand(ctx, &brand, body.save_brand.unwrap_or(false)).await?;
     let now = Utc::now();
     let id = uuid::Uuid::new_v4().hyphenated().to_string();
-    let txn = ctx.db.begin().await?;
+    let txn = crate::db::begin_write(&ctx.db).await?;
     let row = advertiser::ActiveModel {
         id: Set(id.clone()),
         account_id: Set(caller.account_id().to_string()),
