@@ -679,7 +679,8 @@ async fn the_v3_typed_tools_adapt_the_same_operations() {
             "save_campaign",
             "save_media_buy",
             "save_connection",
-            "get_delivery"
+            "get_delivery",
+            "open_notifications"
         ]
     );
 
