@@ -320,7 +320,7 @@ pub async fn acknowledge(
         .col_expr(
             ntf::Column::ReadAt,
             Func::coalesce([
-                Expr::col((ntf::Entity, ntf::Column::ReadAt)).into(),
+                Expr::col((ntf::Entity, ntf::Column::ReadAt)),
                 Expr::value(Some(now)),
             ])
             .into(),
