@@ -316,6 +316,10 @@ pub async fn notify_changed(
     now: DateTime<Utc>,
 ) -> Result<crate::notifications::Notices, sea_orm::DbErr> {
     let mut notices = crate::notifications::Notices::default();
+    // Accounts' sequence locks in one order, so two instances' rounds
+    // cannot wait on each other.
+    let mut changed: Vec<&media_buy::Model> = changed.iter().collect();
+    changed.sort_by(|a, b| a.account_id.cmp(&b.account_id));
     for b in changed {
         let previous = b.previous_status.as_deref().unwrap_or("none");
         let n = crate::notifications::New {

@@ -22,7 +22,7 @@ use chrono::Utc;
 use sea_orm::sea_query::Expr;
 use sea_orm::{
     ColumnTrait, ConnectionTrait, DatabaseConnection, DatabaseTransaction, DbErr, EntityTrait,
-    PaginatorTrait, QueryFilter, QuerySelect,
+    PaginatorTrait, QueryFilter, QueryOrder, QuerySelect,
 };
 use serde::{Deserialize, Serialize};
 use serde_json::json;
@@ -356,6 +356,9 @@ async fn record_messages(
         phone_message::Entity::find()
             .filter(phone_message::Column::Id.is_in(holding))
             .filter(phone_message::Column::Status.eq("submitting"))
+            // Accounts' notification sequences are then locked in one order.
+            .order_by_asc(phone_message::Column::AccountId)
+            .order_by_asc(phone_message::Column::Id)
             .lock_exclusive()
             .all(txn)
             .await?
