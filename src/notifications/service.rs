@@ -260,15 +260,6 @@ pub async fn list(
     Ok(page.fetch(db, q, NotificationOut::from).await?)
 }
 
-/// How many of the caller's notifications are not read yet.
-pub async fn unread_count(db: &impl ConnectionTrait, caller: &CallerInfo) -> Result<u64, DbErr> {
-    use sea_orm::PaginatorTrait;
-    mine(caller)
-        .filter(ntf::Column::ReadAt.is_null())
-        .count(db)
-        .await
-}
-
 /// One of the caller's notifications, marked read (once: a conditional
 /// update, so two instances reading it at once record one time).
 pub async fn read(
