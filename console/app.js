@@ -12,6 +12,7 @@ const PAGES = {
   room: () => import("./pages/room.js"),
   discovery: () => import("./pages/discovery.js"),
   campaigns: () => import("./pages/campaigns.js"),
+  notifications: () => import("./pages/notifications.js"),
   reference: () => import("./pages/reference.js"),
 };
 
@@ -23,6 +24,7 @@ const ROUTES = [
   { pattern: ["discovery"], page: "discovery", nav: "discovery" },
   { pattern: ["discovery", ":discoveryId"], page: "discovery", nav: "discovery" },
   { pattern: ["campaigns"], page: "campaigns", nav: "campaigns" },
+  { pattern: ["notifications"], page: "notifications", nav: "notifications" },
   { pattern: ["keys"], page: "keys", nav: "keys" },
   { pattern: ["reference"], page: "reference", nav: "reference", public: true },
   { pattern: ["reference", ":tag"], page: "reference", nav: "reference", public: true },
@@ -32,6 +34,7 @@ const NAV = [
   ["conversations", "#/conversations", "Conversations"],
   ["discovery", "#/discovery", "Discovery"],
   ["campaigns", "#/campaigns", "Campaigns"],
+  ["notifications", "#/notifications", "Notifications"],
   ["keys", "#/keys", "API keys"],
   ["reference", "#/reference", "API reference"],
 ];

@@ -41,12 +41,14 @@ pub static OPERATIONS: Registry = Registry::new(&[
     crate::webhooks::OPERATIONS,
     crate::phone::OPERATIONS,
     crate::library::OPERATIONS,
+    crate::notifications::OPERATIONS,
 ]);
 
 /// Every event stream a stream token can open.
 pub static STREAMS: StreamRoutes = StreamRoutes::new(&[
     &conversations::routes::STREAM,
     &crate::discovery::routes::STREAM,
+    &crate::notifications::inbox::STREAM,
 ]);
 
 /// Every route under `/api/v2`: the registry's operations and the two
@@ -55,6 +57,7 @@ pub fn api_v2(cfg: &mut ServiceConfig) {
     crate::http::operations::configure_static(cfg, OPERATIONS);
     conversations::configure(cfg);
     crate::discovery::configure(cfg);
+    crate::notifications::configure(cfg);
     crate::widgets::routes::configure(cfg);
     crate::http::operations::configure_parameterised(cfg, OPERATIONS);
     cfg.route("/openapi.json", web::get().to(openapi::openapi_json));
@@ -328,6 +331,7 @@ fn assemble(db: DatabaseConnection, config: Config, bound: std::net::SocketAddr)
     let writes = crate::db::WriteGate::for_db(&db);
     let mut handles = crate::ops::context::Handles::default();
     crate::conversations::register(&mut handles, &db, &bus, &config, &shutdown);
+    crate::notifications::register(&mut handles, &db, &bus, &config, &shutdown);
     // One model for every agent of the server (the room's assistant, fax lines').
     let model = crate::agent::from_config(&config);
     crate::assistant::register(&mut handles, &config, &bus, model.clone());

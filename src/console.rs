@@ -63,6 +63,7 @@ static ASSETS: &[Asset] = assets![
     "pages/room.js" => JS,
     "pages/discovery.js" => JS,
     "pages/campaigns.js" => JS,
+    "pages/notifications.js" => JS,
     "pages/reference.js" => JS,
 ];
 

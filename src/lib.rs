@@ -24,6 +24,7 @@ pub mod mcp;
 pub mod media_buys;
 pub mod metrics;
 pub mod net;
+pub mod notifications;
 pub mod openapi;
 pub mod ops;
 pub mod outbox;

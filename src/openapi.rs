@@ -319,8 +319,7 @@ fn routes() -> Vec<(String, &'static str, Value)> {
                  (with `id:` = sequence), `presence.changed`, `error`; while the assistant \
                  answers, `message.delta` and `run.updated` (no id, not replayed); `: ka` \
                  keep-alives.",
-                "conversationUid",
-                "The conversation's id (a UUID).",
+                Some(("conversationUid", "The conversation's id (a UUID).")),
                 crate::conversations::routes::EventsQuery::into_params(|| Some(ParameterIn::Query)),
                 "Resume after this sequence",
             ),
@@ -335,10 +334,24 @@ fn routes() -> Vec<(String, &'static str, Value)> {
                  (with `id:` = revision; only the groups landed since the previous one), \
                  `complete` then the end, `error` then the end, `: ka` keep-alives. The \
                  session must exist and be active.",
-                "discoveryId",
-                "The discovery session's id.",
+                Some(("discoveryId", "The discovery session's id.")),
                 Vec::new(),
                 "Resume after this revision",
+            ),
+        ),
+        (
+            format!("{PREFIX}{}", crate::notifications::inbox::STREAM.template),
+            "get",
+            stream(
+                "notification_events",
+                "notifications",
+                "The caller's notification stream (`text/event-stream`): `ready`, \
+                 `notification.created` (with `id:` = the notification's sequence; the \
+                 notification as get_notification answers it), `error` then the end, `: ka` \
+                 keep-alives. Only the caller's own notifications whose console channel is on.",
+                None,
+                crate::notifications::inbox::EventsQuery::into_params(|| Some(ParameterIn::Query)),
+                "Resume after this notification sequence",
             ),
         ),
         (
@@ -396,15 +409,19 @@ fn stream(
     id: &str,
     tag: &str,
     description: &str,
-    param: &str,
-    param_description: &str,
+    param: Option<(&str, &str)>,
     query: Vec<utoipa::openapi::path::Parameter>,
     resume: &str,
 ) -> Value {
-    let mut params = vec![json!({
-        "name": param, "in": "path", "required": true,
-        "description": param_description, "schema": {"type": "string"},
-    })];
+    let mut params: Vec<Value> = param
+        .into_iter()
+        .map(|(name, description)| {
+            json!({
+                "name": name, "in": "path", "required": true,
+                "description": description, "schema": {"type": "string"},
+            })
+        })
+        .collect();
     params.extend(
         query
             .into_iter()
@@ -486,7 +503,8 @@ fn stream_token_scheme(doc: &mut Value) {
         "name": crate::http::auth::STREAM_TOKEN_PARAM,
         "description": "A stream token from POST /api/v2/auth/stream-tokens, for clients that \
             cannot send headers (a browser's EventSource). Valid for the one stream path it \
-            was minted for (a conversation's or a discovery session's events), until it \
+            was minted for (a conversation's or a discovery session's events, or the caller's \
+            notifications), until it \
             expires (reconnects may reuse it). A token minted with an OAuth access token \
             expires no later than that access token, and a stream it opened ends when the \
             access token expires. A bearer credential, if sent, wins.",

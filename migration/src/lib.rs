@@ -28,6 +28,7 @@ mod m20261207_100000_inbound_faxes;
 mod m20261208_080000_advertiser_archive;
 mod m20261208_090000_seller_accounts;
 mod m20261210_090000_library;
+mod m20261211_090000_notifications;
 
 /// A foreign key that deletes the row with its parent.
 pub(crate) fn cascade(
@@ -75,6 +76,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261208_080000_advertiser_archive::Migration),
             Box::new(m20261208_090000_seller_accounts::Migration),
             Box::new(m20261210_090000_library::Migration),
+            Box::new(m20261211_090000_notifications::Migration),
         ]
     }
 }

@@ -34,6 +34,11 @@ pub trait Batch: Send + Sync + 'static {
         txn: &DatabaseTransaction,
         items: &[Self::Item],
     ) -> Result<Vec<Self::Out>, DbErr>;
+
+    /// Runs once the batch committed, before its items are answered (and
+    /// before the next batch runs): what must follow the commit, such as
+    /// bus events about what it wrote.
+    fn committed(&self, _items: &[Self::Item]) {}
 }
 
 /// Why a batch was not committed (the database's own message).
@@ -76,6 +81,7 @@ impl<B: Batch> GroupCommit<B> {
                 let (items, replies): (Vec<_>, Vec<_>) = entries.into_iter().unzip();
                 match commit_with_retries(&db, &writes, turn, &batch, &items).await {
                     Ok(outs) => {
+                        batch.committed(&items);
                         for (reply, out) in replies.into_iter().zip(outs) {
                             let _ = reply.send(Ok(out));
                         }

@@ -571,6 +571,7 @@ pub(super) async fn start(
     };
     let first = service::create(&ctx.db, &ctx.writes, &new).await?;
     crate::outbox::announce(&ctx.bus, &first.kicks);
+    first.notices.publish(&ctx.bus).await;
     let session = service::find(&ctx.db, caller.account_id(), id.as_str())
         .await?
         .ok_or_else(|| ApiError::internal("discovery session vanished"))?;
@@ -655,6 +656,7 @@ pub(super) async fn refine_round(
         });
     };
     crate::outbox::announce(&ctx.bus, &opened.kicks);
+    opened.notices.publish(&ctx.bus).await;
     let agents = service::pending(&service::agents(&ctx.db, &session.id).await?);
     let session = service::find(&ctx.db, &session.account_id, &session.id)
         .await?

@@ -13,6 +13,7 @@ use sea_orm::{
 use entity::{discovery_agent, discovery_group, discovery_revision, discovery_session};
 
 use crate::db::WriteGate;
+use crate::notifications::Notices;
 use crate::outbox::Kicks;
 use crate::webhooks::events as webhook_events;
 
@@ -65,6 +66,9 @@ pub struct Published {
     /// Webhook deliveries the revision queued, to announce after commit
     /// (empty when read back).
     pub kicks: Kicks,
+    /// The `discovery.completed` notifications of a completing revision,
+    /// to publish after commit (empty when read back).
+    pub notices: Notices,
 }
 
 impl Published {
@@ -80,6 +84,7 @@ impl Published {
             incomplete: parse(&r.incomplete_agents)?,
             created_at: r.created_at,
             kicks: Kicks::default(),
+            notices: Notices::default(),
         })
     }
 }
@@ -440,6 +445,7 @@ async fn finish_revision(
         incomplete,
         created_at: now,
         kicks: Kicks::default(),
+        notices: Notices::default(),
     };
     published.kicks = webhook_events::emit(
         txn,
@@ -450,6 +456,27 @@ async fn finish_revision(
         now,
     )
     .await?;
+    // Each completion is one revision (unique per session), written once.
+    if complete {
+        let incomplete = published.incomplete.len();
+        let body = if incomplete == 0 {
+            "Every storefront answered; browse the results.".to_string()
+        } else {
+            format!("{incomplete} storefront(s) did not answer in time; browse the results.")
+        };
+        published.notices = crate::notifications::notify(
+            txn,
+            crate::notifications::New {
+                account_id: account_id.to_string(),
+                topic: crate::notifications::topics::DISCOVERY_COMPLETED,
+                title: format!("Discovery {id} is complete"),
+                body,
+                data: serde_json::json!({ "discoveryId": id, "revision": revision }),
+            },
+            now,
+        )
+        .await?;
+    }
     Ok(published)
 }
 

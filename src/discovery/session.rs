@@ -342,6 +342,7 @@ async fn interrupt(inner: &Inner, session: &discovery_session::Model) {
         Ok(Some(p)) => {
             tracing::info!(discovery_id = %session.id, "discovery: completed a session nobody drives");
             crate::outbox::announce(&inner.bus, &p.kicks);
+            p.notices.clone().announce(&inner.bus);
             inner
                 .bus
                 .publish(events::revision(
@@ -623,6 +624,7 @@ impl Act {
             match res {
                 Some(Ok(Some(p))) => {
                     crate::outbox::announce(&s.bus, &p.kicks);
+                    p.notices.clone().announce(&s.bus);
                     s.publish(&p, true, ctx);
                 }
                 Some(Ok(None)) => {}

@@ -60,6 +60,7 @@ const TOOL_NAMES: &[&str] = &[
     "save_media_buy",
     "save_connection",
     "get_delivery",
+    "open_notifications",
 ];
 
 /// `search` kinds and the list operation behind each.
@@ -306,6 +307,25 @@ pub fn tools(registry: Registry) -> Vec<Tool> {
             }),
             outputs(registry, ["get_media_buy_status"]),
         ),
+        tool(
+            "open_notifications",
+            "The caller's notifications, newest first (unread only unless unread is false; take/skip; topic), after acknowledging those in acknowledge (ids) or all of them (acknowledgeAll true). Acknowledging is idempotent.",
+            json!({
+                "type": "object",
+                "properties": {
+                    "unread": {"type": "boolean", "default": true,
+                        "description": "false lists read ones too"},
+                    "topic": {"type": "string", "enum": crate::notifications::topics::names()},
+                    "take": {"type": "integer", "minimum": 1, "maximum": 100},
+                    "skip": {"type": "integer", "minimum": 0},
+                    "acknowledge": {"type": "array", "items": {"type": "string"},
+                        "minItems": 1, "maxItems": crate::notifications::operations::MAX_ACKNOWLEDGE},
+                    "acknowledgeAll": {"type": "boolean"},
+                },
+                "additionalProperties": false,
+            }),
+            open_notifications_schema(registry),
+        ),
     ];
     let find = |name: &str| list.iter().find(|t| t.name == name).cloned();
     if let (Some(search), Some(get)) = (find("search"), find("get")) {
@@ -313,6 +333,34 @@ pub fn tools(registry: Registry) -> Vec<Tool> {
     }
     widgets::resources::declare(&mut list, widgets::for_v3_tool);
     list
+}
+
+/// What open_notifications answers: the acknowledgement (or null), the
+/// list and its position.
+fn open_notifications_schema(registry: Registry) -> Value {
+    let mut defs = Map::new();
+    let mut of = |op: &str| {
+        let mut s = registry
+            .find(op)
+            .map(|d| (d.output_schema)())
+            .unwrap_or_else(|| json!({}));
+        schema::hoist(&mut s, &mut defs);
+        s
+    };
+    let acknowledged = of("acknowledge_notifications");
+    let notifications = of("list_notifications");
+    schema::with_defs(
+        json!({
+            "type": "object",
+            "properties": {
+                "acknowledged": {"anyOf": [acknowledged, {"type": "null"}]},
+                "notifications": notifications,
+                "pagination": {"type": "object"},
+            },
+            "required": ["acknowledged", "notifications"],
+        }),
+        defs,
+    )
 }
 
 /// What save_connection answers: each step's result, when it ran.
@@ -575,8 +623,87 @@ impl V3Tools {
                 )
                 .await
             }
+            "open_notifications" => self.open_notifications(context, caller, args).await,
             _ => Err(ApiError::invalid("name", "unknown tool")),
         }
+    }
+
+    /// Acknowledges (when asked), then lists: each through its operation.
+    async fn open_notifications(
+        &self,
+        context: &RequestContext<RoleServer>,
+        caller: &Arc<CallerInfo>,
+        args: Map<String, Value>,
+    ) -> Result<ops::OperationOutput, ApiError> {
+        only(
+            &args,
+            &[
+                "unread",
+                "topic",
+                "take",
+                "skip",
+                "acknowledge",
+                "acknowledgeAll",
+            ],
+        )?;
+        let ack = match (args.get("acknowledge"), args.get("acknowledgeAll")) {
+            (Some(_), Some(_)) => {
+                return Err(ApiError::invalid(
+                    "acknowledgeAll",
+                    "send acknowledge or acknowledgeAll, not both",
+                ));
+            }
+            (Some(ids), None) => Some(json!({ "ids": ids })),
+            (None, Some(Value::Bool(true))) => Some(json!({ "all": true })),
+            (None, Some(Value::Bool(false))) => None,
+            (None, Some(_)) => {
+                return Err(ApiError::invalid("acknowledgeAll", "must be a boolean"));
+            }
+            (None, None) => None,
+        };
+        let acknowledged = match ack {
+            Some(body) => {
+                let call = call("acknowledge_notifications", json!({}), json!({}), body)?;
+                Some(self.dispatch(context, caller, call).await?.data)
+            }
+            None => None,
+        };
+        let mut params = Map::new();
+        match args.get("unread") {
+            None | Some(Value::Bool(true)) => {
+                params.insert("unread".into(), json!(true));
+            }
+            Some(Value::Bool(false)) => {}
+            Some(_) => return Err(ApiError::invalid("unread", "must be a boolean")),
+        }
+        for k in ["topic", "take", "skip"] {
+            if let Some(v) = args.get(k) {
+                params.insert(k.into(), v.clone());
+            }
+        }
+        let list = self
+            .dispatch(
+                context,
+                caller,
+                call(
+                    "list_notifications",
+                    json!({}),
+                    Value::Object(params),
+                    Value::Null,
+                )?,
+            )
+            .await?;
+        let mut data = json!({
+            "acknowledged": acknowledged,
+            "notifications": list.data,
+        });
+        if let Some(p) = list.meta.as_ref().and_then(|m| m.get("pagination")) {
+            data["pagination"] = p.clone();
+        }
+        Ok(ops::OperationOutput {
+            data,
+            meta: list.meta,
+        })
     }
 }
 

@@ -218,7 +218,7 @@ async fn apply(state: &AppState, storefront_id: i64, event: &Value) -> Result<bo
         return Ok(false);
     };
     let now = Utc::now();
-    let (changed, launched, kicks) = {
+    let (changed, launched, kicks, notices) = {
         let _turn = state.writes.enter().await;
         let txn = crate::db::begin_write(&state.db).await?;
         let first = adcp_callback_event::Entity::insert(adcp_callback_event::ActiveModel {
@@ -247,9 +247,11 @@ async fn apply(state: &AppState, storefront_id: i64, event: &Value) -> Result<bo
         let kicks = outcome::queue_webhooks(&txn, &changed, now).await?;
         let launched =
             outcome::launch_settled(&txn, std::slice::from_ref(&buy.campaign_id), now).await?;
+        let notices = outcome::notify_changed(&txn, &changed, now).await?;
         txn.commit().await?;
-        (changed, launched, kicks)
+        (changed, launched, kicks, notices)
     };
+    notices.publish(&state.bus).await;
     for id in &launched {
         tracing::info!(campaign = %id, "campaign launched: its media buys are live");
     }

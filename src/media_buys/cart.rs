@@ -129,7 +129,7 @@ pub async fn stage(
     .await?;
     // Executing claims the batch in the same transaction: a refusal
     // (pricing, credit) leaves nothing staged.
-    let claimed = if body.mode == Mode::Execute {
+    let (claimed, notices) = if body.mode == Mode::Execute {
         super::dispatch::claim(
             ctx,
             &txn,
@@ -140,9 +140,10 @@ pub async fn stage(
         )
         .await?
     } else {
-        Vec::new()
+        Default::default()
     };
     txn.commit().await?;
+    notices.publish(&ctx.bus).await;
     Ok(Staged {
         campaign_id: campaign.id,
         campaign_created: created,

@@ -23,6 +23,7 @@ use crate::discovery::seller::{SellerClient, StorefrontTarget};
 type JsonObject = Map<String, Value>;
 use crate::discovery::sellers::Sellers;
 use crate::error::{ApiError, Kind};
+use crate::notifications::Notices;
 use crate::ops::Ctx;
 
 pub const CREATE_MEDIA_BUY: &str = "create_media_buy";
@@ -38,13 +39,14 @@ pub async fn execute(
     campaign_id: &str,
     only: Option<&[String]>,
 ) -> Result<(), ApiError> {
-    let claimed = {
+    let (claimed, notices) = {
         let _turn = ctx.writes.enter().await;
         let txn = crate::db::begin_write(&ctx.db).await?;
         let claimed = claim(ctx, &txn, account_id, campaign_id, only, &HashMap::new()).await?;
         txn.commit().await?;
         claimed
     };
+    notices.publish(&ctx.bus).await;
     send(ctx, claimed).await
 }
 
@@ -58,7 +60,8 @@ pub fn call_timeout(ctx: &Ctx) -> std::time::Duration {
 /// `dispatching` ones whose attempt is older than a call could take (the
 /// process died, or the answer never came). `fresh` maps buys written by
 /// this same transaction to their selection's index, so a refusal names
-/// the selection (those buys are rolled back with it).
+/// the selection (those buys are rolled back with it). Also answers the
+/// `credit_limit.near` notifications written, to publish after the commit.
 pub async fn claim(
     ctx: &Ctx,
     txn: &DatabaseTransaction,
@@ -66,7 +69,7 @@ pub async fn claim(
     campaign_id: &str,
     only: Option<&[String]>,
     fresh: &HashMap<String, usize>,
-) -> Result<Vec<media_buy::Model>, ApiError> {
+) -> Result<(Vec<media_buy::Model>, Notices), ApiError> {
     let timeout = call_timeout(ctx);
     let now = Utc::now();
     let stale = now
@@ -93,7 +96,7 @@ pub async fn claim(
         .all(txn)
         .await?;
     if candidates.is_empty() {
-        return Ok(candidates);
+        return Ok((candidates, Notices::default()));
     }
     let unpriced: Vec<&media_buy::Model> = candidates.iter().filter(|b| !b.priced).collect();
     if !unpriced.is_empty() {
@@ -114,7 +117,7 @@ pub async fn claim(
             json!({ "unpricedBuyIds": ids, "unpricedSelections": selections }),
         ));
     }
-    check_credit(txn, account_id, &candidates).await?;
+    let near = check_credit(txn, account_id, &candidates).await?;
     // Claimed with our timestamp; the poller re-sends them after a call's
     // time if this process never records an answer.
     let retry_at =
@@ -140,7 +143,45 @@ pub async fn claim(
         .filter(media_buy::Column::Id.is_in(ids))
         .exec(txn)
         .await?;
-    Ok(candidates)
+    // Last in the transaction: the notifications' sequence lock.
+    let mut notices = Notices::default();
+    for n in near {
+        notices.merge(
+            crate::notifications::notify(txn, n.notification(account_id, campaign_id), now).await?,
+        );
+    }
+    Ok((candidates, notices))
+}
+
+/// Committed spend in a currency crossing the near share of its credit
+/// limit with this claim.
+struct NearLimit {
+    currency: String,
+    limit: f64,
+    committed: f64,
+}
+
+impl NearLimit {
+    fn notification(&self, account_id: &str, campaign_id: &str) -> crate::notifications::New {
+        let share = (self.committed / self.limit * 100.0).floor();
+        crate::notifications::New {
+            account_id: account_id.to_string(),
+            topic: crate::notifications::topics::CREDIT_LIMIT_NEAR,
+            title: format!("{share}% of the {} credit limit committed", self.currency),
+            body: format!(
+                "Committed spend is {} {cur} of the account's {} {cur} credit limit.",
+                self.committed,
+                self.limit,
+                cur = self.currency
+            ),
+            data: json!({
+                "currency": self.currency,
+                "creditLimit": self.limit,
+                "committed": self.committed,
+                "campaignId": campaign_id,
+            }),
+        }
+    }
 }
 
 /// Spend the account has committed in `currency`, real buys only: sandbox
@@ -169,12 +210,14 @@ async fn committed(
 
 /// 402 when the real buys to send would take the account's committed spend
 /// in a currency above the operator's limit for it (none: unlimited). The
-/// limit's row is locked, so two executions cannot both pass on it.
+/// limit's row is locked, so two executions cannot both pass on it, and
+/// exactly one of them crosses the near share ([`NearLimit`]).
 async fn check_credit(
     txn: &DatabaseTransaction,
     account_id: &str,
     buys: &[media_buy::Model],
-) -> Result<(), ApiError> {
+) -> Result<Vec<NearLimit>, ApiError> {
+    let mut near = Vec::new();
     let mut by_currency: BTreeMap<&str, f64> = BTreeMap::new();
     for b in buys.iter().filter(|b| !b.sandbox) {
         *by_currency.entry(b.currency.as_str()).or_default() += b.budget;
@@ -209,8 +252,16 @@ async fn check_credit(
                 }),
             ));
         }
+        let threshold = limit.credit_limit * crate::notifications::topics::CREDIT_NEAR_SHARE;
+        if limit.credit_limit > 0.0 && committed < threshold && committed + requested >= threshold {
+            near.push(NearLimit {
+                currency: currency.to_string(),
+                limit: limit.credit_limit,
+                committed: committed + requested,
+            });
+        }
     }
-    Ok(())
+    Ok(near)
 }
 
 /// What one buy needs to be sent.
@@ -335,7 +386,7 @@ pub async fn send(ctx: &Ctx, claimed: Vec<media_buy::Model>) -> Result<(), ApiEr
 /// Records answers in one transaction, then announces what changed.
 pub async fn record(ctx: &Ctx, answers: Vec<(media_buy::Model, Outcome)>) -> Result<(), ApiError> {
     let now = Utc::now();
-    let (changed, launched, kicks) = {
+    let (changed, launched, kicks, notices) = {
         let _turn = ctx.writes.enter().await;
         let txn = crate::db::begin_write(&ctx.db).await?;
         let mut changed = Vec::new();
@@ -354,9 +405,11 @@ pub async fn record(ctx: &Ctx, answers: Vec<(media_buy::Model, Outcome)>) -> Res
         campaigns.sort();
         campaigns.dedup();
         let launched = outcome::launch_settled(&txn, &campaigns, now).await?;
+        let notices = outcome::notify_changed(&txn, &changed, now).await?;
         txn.commit().await?;
-        (changed, launched, kicks)
+        (changed, launched, kicks, notices)
     };
+    notices.publish(&ctx.bus).await;
     for id in &launched {
         tracing::info!(campaign = %id, "campaign launched: its media buys are live");
     }

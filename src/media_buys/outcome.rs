@@ -307,6 +307,43 @@ pub async fn queue_webhooks(
     Ok(kicks)
 }
 
+/// Notifies the account's users of each changed buy
+/// (`media_buy.status_changed`), in the caller's transaction, last: a
+/// change is applied once (the fenced update), so it is notified once.
+pub async fn notify_changed(
+    conn: &impl ConnectionTrait,
+    changed: &[media_buy::Model],
+    now: DateTime<Utc>,
+) -> Result<crate::notifications::Notices, sea_orm::DbErr> {
+    let mut notices = crate::notifications::Notices::default();
+    // Accounts' sequence locks in one order, so two instances' rounds
+    // cannot wait on each other.
+    let mut changed: Vec<&media_buy::Model> = changed.iter().collect();
+    changed.sort_by(|a, b| a.account_id.cmp(&b.account_id));
+    for b in changed {
+        let previous = b.previous_status.as_deref().unwrap_or("none");
+        let n = crate::notifications::New {
+            account_id: b.account_id.clone(),
+            topic: crate::notifications::topics::MEDIA_BUY_STATUS_CHANGED,
+            title: format!("Media buy {} is {}", b.id, b.status),
+            body: format!(
+                "The media buy of campaign {} moved from {previous} to {}.",
+                b.campaign_id, b.status
+            ),
+            data: json!({
+                "mediaBuyId": b.id,
+                "campaignId": b.campaign_id,
+                "advertiserId": b.advertiser_id,
+                "storefrontId": b.storefront_id,
+                "status": b.status,
+                "previousStatus": b.previous_status,
+            }),
+        };
+        notices.merge(crate::notifications::notify(conn, n, now).await?);
+    }
+    Ok(notices)
+}
+
 /// Launches the campaigns among `campaign_ids` whose carts are settled: a DRAFT
 /// campaign becomes ACTIVE once none of its buys is still on its way
 /// (draft, dispatching, submitted) and at least one is live at its seller.

@@ -18,7 +18,8 @@ pub type Check = fn(Ctx, CallerInfo, String) -> BoxFuture<Result<(), ApiError>>;
 /// One event-stream route.
 pub struct StreamRoute {
     /// Under [`PREFIX`], with one `{parameter}`, e.g.
-    /// `/buyer/discovery/{discoveryId}/events`.
+    /// `/buyer/discovery/{discoveryId}/events`, or none (a stream of the
+    /// caller's own, e.g. `/notifications/events`: its value is empty).
     pub template: &'static str,
     /// The parameter's canonical spelling, or a 400 naming `stream`.
     pub canonical: fn(&str) -> Result<String, ApiError>,
@@ -29,10 +30,13 @@ impl StreamRoute {
     /// The parameter of `path` (a full path, under [`PREFIX`]), if it is
     /// this route's.
     fn parameter<'a>(&self, path: &'a str) -> Option<&'a str> {
-        let (head, tail) = self.template.split_once('{')?;
+        let rest = path.strip_prefix(PREFIX)?;
+        let Some((head, tail)) = self.template.split_once('{') else {
+            // A route without a parameter (the caller's own stream).
+            return (rest == self.template).then_some("");
+        };
         let (_, tail) = tail.split_once('}')?;
-        path.strip_prefix(PREFIX)?
-            .strip_prefix(head)?
+        rest.strip_prefix(head)?
             .strip_suffix(tail)
             .filter(|p| !p.is_empty() && !p.contains('/'))
     }
@@ -129,7 +133,24 @@ mod tests {
         canonical: lower,
         check: open,
     };
+    static C: StreamRoute = StreamRoute {
+        template: "/mine/events",
+        canonical: lower,
+        check: open,
+    };
     static ROUTES: StreamRoutes = StreamRoutes::new(&[&A, &B]);
+    static WITH_OWN: StreamRoutes = StreamRoutes::new(&[&A, &C]);
+
+    #[test]
+    fn a_route_without_a_parameter_matches_its_exact_path() {
+        assert_eq!(
+            WITH_OWN.parse("/api/v2/mine/events").unwrap().path(),
+            "/api/v2/mine/events"
+        );
+        for bad in ["/api/v2/mine/events/x", "/api/v2/mine", "/mine/events"] {
+            assert!(WITH_OWN.parse(bad).is_err(), "{bad}");
+        }
+    }
 
     #[test]
     fn a_path_is_parsed_by_its_route_and_written_back_canonical() {

@@ -9,6 +9,7 @@ use std::sync::Arc;
 use sea_orm::{DatabaseConnection, DatabaseTransaction, DbErr};
 
 use super::{Job, Next, Outcome, Queue, store};
+use crate::bus::EventBus;
 use crate::db::WriteGate;
 use crate::db::group::{Batch, GroupCommit};
 
@@ -28,7 +29,9 @@ pub(crate) struct Attempt {
     outcome: Outcome,
 }
 
-pub(crate) struct Attempts;
+pub(crate) struct Attempts {
+    bus: EventBus,
+}
 
 #[async_trait::async_trait]
 impl Batch for Attempts {
@@ -96,14 +99,35 @@ impl Batch for Attempts {
         }
         Ok(outs)
     }
+
+    /// What the queues' effects announce once committed (each queue once).
+    fn committed(&self, batch: &[Attempt]) {
+        let mut seen: Vec<&Arc<Queue>> = Vec::new();
+        let mut events = Vec::new();
+        for e in batch {
+            if !seen.iter().any(|q| Arc::ptr_eq(q, &e.queue)) {
+                seen.push(&e.queue);
+                events.extend(e.queue.handler.committed());
+            }
+        }
+        if events.is_empty() {
+            return;
+        }
+        let bus = self.bus.clone();
+        tokio::spawn(async move {
+            for event in events {
+                bus.publish(event).await;
+            }
+        });
+    }
 }
 
 #[derive(Clone)]
 pub struct Committer(GroupCommit<Attempts>);
 
 impl Committer {
-    pub(crate) fn start(db: DatabaseConnection, writes: WriteGate) -> Self {
-        Committer(GroupCommit::start(db, writes, Attempts))
+    pub(crate) fn start(db: DatabaseConnection, writes: WriteGate, bus: EventBus) -> Self {
+        Committer(GroupCommit::start(db, writes, Attempts { bus }))
     }
 
     /// Records an attempt and its domain effects; returns once committed.

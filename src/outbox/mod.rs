@@ -175,6 +175,12 @@ pub trait Handler: Send + Sync + 'static {
     async fn pruned(&self, _db: &DatabaseConnection) -> Result<(), DbErr> {
         Ok(())
     }
+
+    /// Bus events about what this queue's records wrote, taken once their
+    /// batch committed (persist first, then broadcast). By default none.
+    fn committed(&self) -> Vec<BusEvent> {
+        Vec::new()
+    }
 }
 
 /// Timings of leases and the sweep.
@@ -300,7 +306,7 @@ impl Outbox {
         // Its own token, so the outbox can be stopped alone.
         let shutdown = shutdown.child_token();
         let arbiter = Arbiter::new().handle();
-        let committer = committer::Committer::start(db.clone(), writes.clone());
+        let committer = committer::Committer::start(db.clone(), writes.clone(), bus.clone());
         let queues = handlers
             .into_iter()
             .map(|h| (h.queue(), Arc::new(Queue::new(h))))

@@ -22,7 +22,7 @@ use chrono::Utc;
 use sea_orm::sea_query::Expr;
 use sea_orm::{
     ColumnTrait, ConnectionTrait, DatabaseConnection, DatabaseTransaction, DbErr, EntityTrait,
-    PaginatorTrait, QueryFilter, QuerySelect,
+    PaginatorTrait, QueryFilter, QueryOrder, QuerySelect,
 };
 use serde::{Deserialize, Serialize};
 use serde_json::json;
@@ -32,6 +32,7 @@ use entity::{phone_daily_spend, phone_line, phone_message, phone_opt_out};
 use super::carrier::{Carrier, Outgoing, Submission};
 use crate::db::WriteGate;
 use crate::db::group::{Batch, GroupCommit};
+use crate::notifications::Notices;
 use crate::outbox::{Handler, Job, LaneWorker, Next, Outcome};
 
 /// The outbox queue of text messages; a lane is a line id.
@@ -47,6 +48,9 @@ pub struct MessageJob {
 pub struct Sender {
     carrier: Arc<dyn Carrier>,
     claims: GroupCommit<Claims>,
+    /// `phone.message_held` notifications of the batch being recorded,
+    /// announced once it committed ([`Handler::committed`]).
+    held: std::sync::Mutex<Notices>,
 }
 
 impl Sender {
@@ -54,6 +58,15 @@ impl Sender {
         Sender {
             carrier,
             claims: GroupCommit::start(db, writes, Claims),
+            held: std::sync::Mutex::new(Notices::default()),
+        }
+    }
+
+    fn keep(&self, notices: Notices) {
+        if !notices.is_empty()
+            && let Ok(mut held) = self.held.lock()
+        {
+            held.merge(notices);
         }
     }
 }
@@ -251,7 +264,7 @@ impl Handler for Sender {
         txn: &DatabaseTransaction,
         attempts: &[(&str, &Job, &Outcome)],
     ) -> Result<Vec<Next>, DbErr> {
-        record_messages(txn, attempts).await?;
+        self.keep(record_messages(txn, attempts).await?);
         Ok(vec![Next::Continue; attempts.len()])
     }
 
@@ -264,7 +277,15 @@ impl Handler for Sender {
         txn: &DatabaseTransaction,
         attempts: &[(&str, &Job, &Outcome)],
     ) -> Result<(), DbErr> {
-        record_messages(txn, attempts).await
+        self.keep(record_messages(txn, attempts).await?);
+        Ok(())
+    }
+
+    fn committed(&self) -> Vec<crate::bus::BusEvent> {
+        match self.held.lock() {
+            Ok(mut held) => std::mem::take(&mut *held).events(),
+            Err(_) => Vec::new(),
+        }
     }
 
     fn retention(&self) -> Duration {
@@ -290,7 +311,7 @@ impl Handler for Sender {
 async fn record_messages(
     txn: &DatabaseTransaction,
     attempts: &[(&str, &Job, &Outcome)],
-) -> Result<(), DbErr> {
+) -> Result<Notices, DbErr> {
     let mut updates: Vec<Recorded> = Vec::with_capacity(attempts.len());
     for (_, job, outcome) in attempts {
         let Some(id) = message_id(job) else { continue };
@@ -322,7 +343,52 @@ async fn record_messages(
         });
     }
     refuse_unrecorded_reports(txn, &mut updates).await?;
-    update_messages(txn, &updates).await
+    // The messages this batch holds: locked, so a concurrent record
+    // cannot hold them too; the fenced update below moves exactly these.
+    let holding: Vec<i64> = updates
+        .iter()
+        .filter(|u| u.status == "held")
+        .map(|u| u.id)
+        .collect();
+    let held = if holding.is_empty() {
+        Vec::new()
+    } else {
+        phone_message::Entity::find()
+            .filter(phone_message::Column::Id.is_in(holding))
+            .filter(phone_message::Column::Status.eq("submitting"))
+            // Accounts' notification sequences are then locked in one order.
+            .order_by_asc(phone_message::Column::AccountId)
+            .order_by_asc(phone_message::Column::Id)
+            .lock_exclusive()
+            .all(txn)
+            .await?
+    };
+    update_messages(txn, &updates).await?;
+    notify_held(txn, &held).await
+}
+
+/// `phone.message_held` to the account's operators for each message held,
+/// in the recording transaction, last.
+async fn notify_held(
+    txn: &DatabaseTransaction,
+    held: &[phone_message::Model],
+) -> Result<Notices, DbErr> {
+    let mut notices = Notices::default();
+    let now = Utc::now();
+    for m in held {
+        let n = crate::notifications::New {
+            account_id: m.account_id.clone(),
+            topic: crate::notifications::topics::PHONE_MESSAGE_HELD,
+            title: format!("Text {} is held", m.id),
+            body: format!(
+                "The carrier's answer for the text to {} is unknown; it is held, not re-sent. Resolve it (admin list-held-messages, resolve-held-message).",
+                m.to_number
+            ),
+            data: serde_json::json!({ "messageId": m.id, "lineId": m.line_id }),
+        };
+        notices.merge(crate::notifications::notify(txn, n, now).await?);
+    }
+    Ok(notices)
 }
 
 /// One message's recorded attempt.
@@ -538,7 +604,11 @@ mod tests {
             writes.clone(),
         );
         Setup {
-            committer: Committer::start(db.clone(), writes),
+            committer: Committer::start(
+                db.clone(),
+                writes,
+                crate::bus::EventBus::in_process("test".into()),
+            ),
             queue: Arc::new(Queue::new(Arc::new(sender))),
             db,
             line: line.to_string(),

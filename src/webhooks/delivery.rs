@@ -30,6 +30,7 @@ use super::model::{MAX_CONSECUTIVE_FAILURES, STATUS_ACTIVE, STATUS_FAILED};
 use super::secret::SecretKey;
 use super::service::signing_secret;
 use crate::net::{NetError, Outbound};
+use crate::notifications::Notices;
 use crate::outbox::{Handler, Job, LaneWorker, Next, Outcome, store};
 
 /// Header names of a delivery.
@@ -64,6 +65,9 @@ pub struct Deliveries {
     /// audience, so it is read once, not once per subscription (lanes that
     /// reach it together wait for one read).
     bodies: moka::future::Cache<String, Arc<str>>,
+    /// `webhook_subscription.failed` notifications of the batch being
+    /// recorded, announced once it committed ([`Handler::committed`]).
+    failed: std::sync::Mutex<Notices>,
 }
 
 impl Deliveries {
@@ -76,8 +80,25 @@ impl Deliveries {
                 .max_capacity(4096)
                 .time_to_live(Duration::from_secs(300))
                 .build(),
+            failed: std::sync::Mutex::new(Notices::default()),
         }
     }
+}
+
+/// `webhook_subscription.failed` to the account's users, in the
+/// transaction whose fenced update made the subscription `failed` (once).
+async fn notify_failed(txn: &DatabaseTransaction, s: &sub::Model) -> Result<Notices, DbErr> {
+    let n = crate::notifications::New {
+        account_id: s.account_id.clone(),
+        topic: crate::notifications::topics::WEBHOOK_SUBSCRIPTION_FAILED,
+        title: format!("Webhook subscription {} failed", s.id),
+        body: format!(
+            "{MAX_CONSECUTIVE_FAILURES} deliveries in a row to {} failed; nothing more is sent to it. Create a new subscription once the endpoint works.",
+            s.url
+        ),
+        data: serde_json::json!({ "subscriptionId": s.id }),
+    };
+    crate::notifications::notify(txn, n, Utc::now()).await
 }
 
 type HmacSha256 = Hmac<Sha256>;
@@ -181,8 +202,12 @@ impl Handler for Deliveries {
                     .await?;
                 match rows.first() {
                     Some(row) if row.status == STATUS_ACTIVE => Ok(Next::Continue),
-                    Some(_) => {
+                    Some(row) => {
                         store::cancel_lane(txn, QUEUE, lane, "subscription failed").await?;
+                        let notices = notify_failed(txn, row).await?;
+                        if let Ok(mut failed) = self.failed.lock() {
+                            failed.merge(notices);
+                        }
                         Ok(Next::Retire)
                     }
                     None => Ok(Next::Retire),
@@ -230,6 +255,13 @@ impl Handler for Deliveries {
             });
         }
         Ok(next)
+    }
+
+    fn committed(&self) -> Vec<crate::bus::BusEvent> {
+        match self.failed.lock() {
+            Ok(mut failed) => std::mem::take(&mut *failed).events(),
+            Err(_) => Vec::new(),
+        }
     }
 
     fn retention(&self) -> Duration {

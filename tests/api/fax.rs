@@ -17,26 +17,26 @@ use agentic_api::phone::fax::admin;
 use crate::fake_carrier::FakeCarrier;
 use crate::helpers::*;
 
-const FAXES: &str = "/api/v2/communications/faxes";
+pub(crate) const FAXES: &str = "/api/v2/communications/faxes";
 
 /// A tiny PDF (the simulated carrier checks the magic bytes and digest).
-fn pdf(text: &str) -> Vec<u8> {
+pub(crate) fn pdf(text: &str) -> Vec<u8> {
     format!("%PDF-1.4\n% {text}\n%%EOF\n").into_bytes()
 }
 
-fn sha(bytes: &[u8]) -> String {
+pub(crate) fn sha(bytes: &[u8]) -> String {
     hex::encode(Sha256::digest(bytes))
 }
 
 /// An enrolled account with a fax line serving a customer with the
 /// rollout, and a user who may act for it.
-struct Setup {
-    t: Tenant,
-    line: String,
-    customer: i64,
+pub(crate) struct Setup {
+    pub t: Tenant,
+    pub line: String,
+    pub customer: i64,
 }
 
-async fn setup(app: &TestApp) -> Setup {
+pub(crate) async fn setup(app: &TestApp) -> Setup {
     let mut account = NewAccount::named("Seller");
     account.phone_lines = true;
     let t = app.tenant_with(account, "admin", &["platform:write"]).await;
@@ -71,7 +71,7 @@ fn rand_suffix() -> u32 {
     uuid::Uuid::new_v4().as_u128() as u32 % 10_000
 }
 
-fn body(line: &str, url: &str, digest: &str) -> Value {
+pub(crate) fn body(line: &str, url: &str, digest: &str) -> Value {
     json!({
         "requestId": uuid::Uuid::new_v4().to_string(),
         "endpointId": line,

@@ -33,6 +33,7 @@ mod mcp;
 mod media_buys;
 mod metrics;
 mod multi_instance;
+mod notifications;
 mod oauth;
 mod openapi;
 mod outbound;

@@ -680,6 +680,7 @@ async fn the_v3_typed_tools_adapt_the_same_operations() {
             "save_media_buy",
             "save_connection",
             "get_delivery",
+            "open_notifications",
             "save_material",
             "save_library_request",
             "save_rfp",

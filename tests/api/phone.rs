@@ -16,17 +16,22 @@ use entity::{phone_message, phone_opt_out};
 
 use crate::helpers::*;
 
-const SMS: &str = "/api/v2/communications/messages";
+pub(crate) const SMS: &str = "/api/v2/communications/messages";
 const RCS: &str = "/api/v2/communications/rcs/messages";
 const TO: &str = "+14155550124";
 
-async fn enrolled(app: &TestApp) -> Tenant {
+pub(crate) async fn enrolled(app: &TestApp) -> Tenant {
     let mut account = NewAccount::named("Acme");
     account.phone_lines = true;
     app.tenant_with(account, "admin", &["platform:write"]).await
 }
 
-async fn line(app: &TestApp, t: &Tenant, number: &str, f: impl FnOnce(&mut NewLine)) -> String {
+pub(crate) async fn line(
+    app: &TestApp,
+    t: &Tenant,
+    number: &str,
+    f: impl FnOnce(&mut NewLine),
+) -> String {
     let mut new = NewLine {
         account_id: t.account_id.clone(),
         number: number.into(),
@@ -42,7 +47,7 @@ async fn line(app: &TestApp, t: &Tenant, number: &str, f: impl FnOnce(&mut NewLi
         .to_string()
 }
 
-fn body(line: &str, to: &str, text: &str) -> Value {
+pub(crate) fn body(line: &str, to: &str, text: &str) -> Value {
     json!({"requestId": uuid::Uuid::new_v4().to_string(), "endpointId": line, "to": to, "text": text})
 }
 
@@ -50,7 +55,7 @@ async fn messages(app: &TestApp) -> u64 {
     phone_message::Entity::find().count(&app.db).await.unwrap()
 }
 
-async fn drain(app: &TestApp) {
+pub(crate) async fn drain(app: &TestApp) {
     app.state
         .get::<Outbox>()
         .unwrap()

@@ -277,9 +277,42 @@ pub async fn sync_catalogs(
         let (result, _) = apply(&txn, caller, row, before, action, outcome).await?;
         results.push(result);
     }
+    let notices = notify_failed(&txn, caller, &adv.id, &results).await?;
     txn.commit().await?;
     drop(turn);
+    notices.publish(&ctx.bus).await;
     Ok(SyncCatalogsOut { catalogs: results })
+}
+
+/// `catalog.sync_failed` for each failed sync, in the caller's
+/// transaction, after its catalog locks.
+async fn notify_failed(
+    txn: &impl ConnectionTrait,
+    caller: &CallerInfo,
+    advertiser_id: &str,
+    results: &[SyncResult],
+) -> Result<crate::notifications::Notices, ApiError> {
+    let mut notices = crate::notifications::Notices::default();
+    let now = Utc::now();
+    for r in results {
+        let Some(e) = &r.error else { continue };
+        let n = crate::notifications::New {
+            account_id: caller.account_id().to_string(),
+            topic: crate::notifications::topics::CATALOG_SYNC_FAILED,
+            title: format!("Catalog {} failed to sync", r.name),
+            body: format!(
+                "{}: {}. The previous version stays served.",
+                e.code, e.message
+            ),
+            data: serde_json::json!({
+                "catalogId": r.catalog_id,
+                "advertiserId": advertiser_id,
+                "errorCode": e.code,
+            }),
+        };
+        notices.merge(crate::notifications::notify(txn, n, now).await?);
+    }
+    Ok(notices)
 }
 
 /// The advertiser's catalogs, newest first.
@@ -343,8 +376,10 @@ pub async fn refresh_catalog(
     let row = lock(&txn, caller, &adv.id, &id).await?;
     let before = snapshot(&row)?;
     let (sync, row) = apply(&txn, caller, row, before, "catalog.refreshed", fetched).await?;
+    let notices = notify_failed(&txn, caller, &adv.id, std::slice::from_ref(&sync)).await?;
     txn.commit().await?;
     drop(turn);
+    notices.publish(&ctx.bus).await;
     let activation = if body.execute_activation.unwrap_or(false) && sync.version.is_some() {
         Some(execute(ctx, caller, &adv.id, &id, false, None).await?)
     } else {

@@ -289,7 +289,38 @@ async fn submit(ctx: &Ctx, carrier: &Faxing, f: &OutgoingFax) -> Result<Outcome,
             Outcome::Rejected(why)
         }
         Submission::Unknown(why) => {
-            update(UNRESOLVED, None, Some(why.clone())).exec(db).await?;
+            // The fenced update and the operators' notification commit
+            // together: whoever moves the fax to `unresolved` notifies once.
+            let txn = crate::db::begin_write(db).await?;
+            let moved = update(UNRESOLVED, None, Some(why.clone()))
+                .exec_with_returning(&txn)
+                .await?;
+            let mut notices = crate::notifications::Notices::default();
+            for fax in &moved {
+                notices.merge(
+                    crate::notifications::notify(
+                        &txn,
+                        crate::notifications::New {
+                            account_id: fax.account_id.clone(),
+                            topic: crate::notifications::topics::FAX_UNRESOLVED,
+                            title: format!("Fax {} is unresolved", fax.id),
+                            body: format!(
+                                "The carrier may have taken the fax to {} ({why}); resolve it (admin list-faxes --unresolved).",
+                                fax.to_number
+                            ),
+                            data: serde_json::json!({
+                                "faxId": fax.id,
+                                "lineId": fax.line_id,
+                                "customerId": fax.customer_id,
+                            }),
+                        },
+                        Utc::now(),
+                    )
+                    .await?,
+                );
+            }
+            txn.commit().await?;
+            notices.publish(&ctx.bus).await;
             crate::metrics::fax_submitted("unknown");
             tracing::warn!(fax = id, %why, "fax: submission outcome unknown; held for an operator");
             Outcome::Unknown(why)
