@@ -27,6 +27,7 @@ mod m20261207_090000_fax;
 mod m20261207_100000_inbound_faxes;
 mod m20261208_080000_advertiser_archive;
 mod m20261208_090000_seller_accounts;
+mod m20261211_100000_reporting;
 
 /// A foreign key that deletes the row with its parent.
 pub(crate) fn cascade(
@@ -73,6 +74,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261207_100000_inbound_faxes::Migration),
             Box::new(m20261208_080000_advertiser_archive::Migration),
             Box::new(m20261208_090000_seller_accounts::Migration),
+            Box::new(m20261211_100000_reporting::Migration),
         ]
     }
 }
