@@ -40,6 +40,7 @@ mod phone;
 mod phone_carrier;
 mod rate_limits;
 mod receiver;
+mod reporting;
 mod rooms;
 mod seller;
 mod shutdown;
