@@ -34,6 +34,7 @@ pub static OPERATIONS: Registry = Registry::new(&[
     crate::media_buys::OPERATIONS,
     crate::accounts::OPERATIONS,
     crate::accounts::STOREFRONT_OPERATIONS,
+    crate::reporting::OPERATIONS,
     buyer::targeting::operations::OPERATIONS,
     conversations::OPERATIONS,
     crate::assistant::OPERATIONS,

@@ -29,6 +29,7 @@ pub mod openapi;
 pub mod ops;
 pub mod outbox;
 pub mod phone;
+pub mod reporting;
 pub mod rt;
 pub mod sse;
 pub mod telemetry;

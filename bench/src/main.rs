@@ -8,6 +8,7 @@
 //!     cargo run --release -p bench -- campaign-validate [--seconds 10] [--connections 32] [--rounds 5]
 //!     cargo run --release -p bench -- assistant-stream [--sizes 100,1000] [--rate 20] [--seconds 10]
 //!     cargo run --release -p bench -- fax-inbound [--buys 100]   (faxes of 10 pages)
+//!     cargo run --release -p bench -- reporting-metrics [--seconds 10] [--connections 32] [--rounds 5]
 //!     cargo run --release -p bench -- media-buy-execute [--rounds 10] [--storefronts 50] [--buys 10000] [--window 150] [--only execute|poller]
 
 mod assistant;
@@ -18,6 +19,7 @@ mod fake_seller;
 mod fax;
 mod load;
 mod media_buys;
+mod reporting;
 mod rooms;
 mod server;
 mod sms;
@@ -173,6 +175,7 @@ const SCENARIOS: &[&str] = &[
     "media-buy-execute",
     "assistant-stream",
     "fax-inbound",
+    "reporting-metrics",
 ];
 
 fn main() -> anyhow::Result<()> {
@@ -208,6 +211,7 @@ fn main() -> anyhow::Result<()> {
             "media-buy-execute" => media_buys::media_buy_execute(&args).await,
             "assistant-stream" => assistant::assistant_stream(&args).await,
             "fax-inbound" => fax::fax_inbound(&args).await,
+            "reporting-metrics" => reporting::reporting_metrics(&args).await,
             other => bail!("unknown scenario {other}; known: {}", SCENARIOS.join(", ")),
         }
     })

@@ -23,6 +23,8 @@ pub mod conversation_message;
 pub mod conversation_presence;
 pub mod conversation_settings;
 pub mod customer_access;
+pub mod delivery_campaign_daily;
+pub mod delivery_daily;
 pub mod discovery_agent;
 pub mod discovery_group;
 pub mod discovery_proposal;

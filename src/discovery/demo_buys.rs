@@ -2,8 +2,8 @@
 //! going from discovery to live buys offline. Each demo seller keeps its
 //! buys in memory (a restart forgets them, as a demo may) and answers the
 //! AdCP 3.1 tasks `create_media_buy`, `get_media_buys`, `update_media_buy`
-//! and `get_media_buy_delivery` (nothing is delivered: no buy has its
-//! creatives yet) as a real seller would, deterministically by product:
+//! and `get_media_buy_delivery` as a real seller would, deterministically
+//! by product:
 //!
 //! - [`SUBMITTED`] products need the seller's approval: the create answers
 //!   `submitted` with a task id, and asking again with the same
@@ -14,6 +14,13 @@
 //!   has been sent yet).
 //!
 //! A repeated idempotency key returns the first answer and makes nothing.
+//!
+//! Delivery: every made buy reports each UTC day from the day it was made
+//! to today (at most the last 30), as if the seller's house creative ran:
+//! a fixed figure per buy and day (8,000 to 11,999 impressions, at the
+//! buy's CPM or 12.00, a click per 400 impressions, a completed view per
+//! 2 impressions for video products), on its package, per day; the same
+//! day is reported again with the same figures.
 
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
@@ -44,6 +51,8 @@ struct Buy {
     approved_at: Option<Instant>,
     task_id: Option<String>,
     package: Value,
+    /// The UTC day it was made: its delivery starts there.
+    made_on: chrono::NaiveDate,
 }
 
 /// One demo seller's buys.
@@ -161,6 +170,7 @@ impl DemoBuys {
             approved_at: submitted.then(|| Instant::now() + self.approval),
             task_id: submitted.then(|| format!("{}_task_{n:04}", self.prefix)),
             package,
+            made_on: chrono::Utc::now().date_naive(),
         };
         let a = answer(&buy);
         st.by_key.insert(key.to_string(), Ok(buy.id.clone()));
@@ -200,9 +210,10 @@ impl DemoBuys {
         out
     }
 
-    /// Nothing has been delivered: no demo buy has its creatives yet.
+    /// Each named buy's days so far (see the module's notes).
     fn delivery(&self, args: &Map<String, Value>) -> Value {
         let st = self.state.lock();
+        let today = chrono::Utc::now().date_naive();
         let deliveries: Vec<Value> = args
             .get("media_buy_ids")
             .and_then(Value::as_array)
@@ -210,13 +221,7 @@ impl DemoBuys {
             .unwrap_or_default()
             .into_iter()
             .filter_map(|id| st.buys.get(id))
-            .map(|b| {
-                json!({
-                    "media_buy_id": b.id, "status": b.status, "currency": b.currency,
-                    "totals": {"impressions": 0, "spend": 0.0, "clicks": 0},
-                    "by_package": [{"package_id": format!("{}_p1", b.id), "impressions": 0, "spend": 0.0}],
-                })
-            })
+            .map(|b| delivery(b, today))
             .collect();
         json!({"status": "completed", "media_buy_deliveries": deliveries})
     }
@@ -253,6 +258,43 @@ impl DemoBuys {
         st.updates.insert(key, a.clone());
         a
     }
+}
+
+/// A buy's report up to `today`: nothing while it awaits approval.
+fn delivery(b: &Buy, today: chrono::NaiveDate) -> Value {
+    let made = b.approved_at.is_none() && !matches!(b.status.as_str(), "submitted" | "rejected");
+    let first = b.made_on.max(today - chrono::Duration::days(29));
+    let seed: u64 = b.id.bytes().map(u64::from).sum();
+    let cpm = b
+        .package
+        .get("bid_price")
+        .and_then(Value::as_f64)
+        .filter(|p| *p > 0.0)
+        .unwrap_or(12.0);
+    let video = b.product_id.contains("ctv") || b.product_id.contains("video");
+    let mut days = Vec::new();
+    let mut day = first;
+    while made && day <= today {
+        let n = u64::try_from(chrono::Datelike::num_days_from_ce(&day)).unwrap_or(0);
+        let impressions = 8_000 + (seed * 37 + n * 101) % 4_000;
+        let spend = (impressions as f64 * cpm / 1000.0 * 100.0).round() / 100.0;
+        let mut d = json!({"date": day.to_string(), "impressions": impressions, "spend": spend,
+                           "clicks": impressions / 400});
+        if video {
+            d["completed_views"] = json!(impressions / 2);
+        }
+        days.push(d);
+        day += chrono::Duration::days(1);
+    }
+    let sum = |k: &str| days.iter().filter_map(|d| d[k].as_f64()).sum::<f64>();
+    let totals = json!({"impressions": sum("impressions") as u64, "spend": (sum("spend") * 100.0).round() / 100.0,
+                        "clicks": sum("clicks") as u64});
+    json!({
+        "media_buy_id": b.id, "status": b.status, "currency": b.currency,
+        "totals": totals,
+        "by_package": [{"package_id": format!("{}_p1", b.id), "impressions": totals["impressions"],
+                        "spend": totals["spend"], "clicks": totals["clicks"], "daily_breakdown": days}],
+    })
 }
 
 fn package(b: &Buy) -> Value {

@@ -24,7 +24,9 @@
 //!   `desiredPhase: "active"` it then launches (`execute_campaign`).
 //! - `save_media_buy`: `create_media_buys` (stage or execute a cart).
 //! - `get_delivery`: `get_media_buy_status` of a campaign: each buy's
-//!   status and its seller's latest delivery report.
+//!   status and its seller's latest delivery report, and under `metrics`
+//!   `get_reporting_metrics` of the campaign (`groupBy`, `startDate`,
+//!   `endDate` passed on; day by default).
 //!
 //! Each tool's `outputSchema` is that of the operations behind it.
 
@@ -193,6 +195,20 @@ pub(super) fn outputs<'a>(
     )
 }
 
+/// What get_delivery answers: the media-buy status, with `metrics` (the
+/// rows of get_reporting_metrics).
+fn delivery_schema(registry: Registry) -> Value {
+    let mut status = outputs(registry, ["get_media_buy_status"]);
+    let mut metrics = outputs(registry, ["get_reporting_metrics"]);
+    let mut defs = Map::new();
+    schema::hoist(&mut status, &mut defs);
+    schema::hoist(&mut metrics, &mut defs);
+    if let Some(props) = status.get_mut("properties").and_then(Value::as_object_mut) {
+        props.insert("metrics".into(), metrics);
+    }
+    schema::with_defs(status, defs)
+}
+
 /// The body schema of `operation`, standing alone.
 pub(super) fn body_of(registry: Registry, operation: &str) -> Value {
     registry
@@ -298,14 +314,19 @@ pub fn tools(registry: Registry) -> Vec<Tool> {
         ),
         tool(
             "get_delivery",
-            "A campaign's media buys at their sellers: each buy's internal and seller status, what it was before and when it changed, and its seller's latest delivery report (impressions, spend, per package; get_media_buy_status).",
+            "A campaign's media buys at their sellers: each buy's internal and seller status, what it was before and when it changed, and its seller's latest delivery report (impressions, spend, per package; get_media_buy_status); `metrics`: the campaign's stored delivery as get_reporting_metrics answers it (groupBy day by default; startDate, endDate in the advertiser's time zone).",
             json!({
                 "type": "object",
-                "properties": {"campaignId": {"type": "string", "minLength": 1}},
+                "properties": {
+                    "campaignId": {"type": "string", "minLength": 1},
+                    "groupBy": {"type": "string", "enum": crate::reporting::metrics::GROUPS},
+                    "startDate": {"type": "string", "format": "date"},
+                    "endDate": {"type": "string", "format": "date"},
+                },
                 "required": ["campaignId"],
                 "additionalProperties": false,
             }),
-            outputs(registry, ["get_media_buy_status"]),
+            delivery_schema(registry),
         ),
         tool(
             "open_notifications",
@@ -615,13 +636,39 @@ impl V3Tools {
                     Some(Value::String(id)) => id,
                     _ => return Err(ApiError::invalid("campaignId", "is required (a string)")),
                 };
+                // The report's own filters, as get_reporting_metrics takes them.
+                let mut params = Map::new();
+                params.insert("campaignId".into(), json!(id));
+                params.insert("take".into(), json!(200));
+                for key in ["groupBy", "startDate", "endDate"] {
+                    if let Some(v) = args.remove(key) {
+                        params.insert(key.into(), v);
+                    }
+                }
                 let path = json!({ "campaignId": id });
-                self.dispatch(
-                    context,
-                    caller,
-                    call("get_media_buy_status", path, json!({}), Value::Null)?,
-                )
-                .await
+                let mut out = self
+                    .dispatch(
+                        context,
+                        caller,
+                        call("get_media_buy_status", path, json!({}), Value::Null)?,
+                    )
+                    .await?;
+                let metrics = self
+                    .dispatch(
+                        context,
+                        caller,
+                        call(
+                            "get_reporting_metrics",
+                            json!({}),
+                            Value::Object(params),
+                            Value::Null,
+                        )?,
+                    )
+                    .await?;
+                if let Value::Object(data) = &mut out.data {
+                    data.insert("metrics".into(), metrics.data);
+                }
+                Ok(out)
             }
             "open_notifications" => self.open_notifications(context, caller, args).await,
             _ => Err(ApiError::invalid("name", "unknown tool")),

@@ -65,6 +65,9 @@ pub struct PackageDelivery {
     /// (the seller's `by_placement[]`, as given).
     #[schema(value_type = Option<Vec<Object>>)]
     pub by_placement: Option<Value>,
+    /// Per day, where the seller gives the package's own `daily_breakdown`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub daily: Vec<DailyDelivery>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, ToSchema)]
@@ -72,6 +75,10 @@ pub struct DailyDelivery {
     pub date: String,
     pub impressions: u64,
     pub spend: f64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clicks: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub video_completions: Option<u64>,
 }
 
 /// The stored report of a buy, when it has one.
@@ -81,7 +88,7 @@ pub fn stored(b: &media_buy::Model) -> Option<Delivery> {
         .and_then(|d| serde_json::from_str(d).ok())
 }
 
-fn count(v: &Value, key: &str) -> Option<u64> {
+pub(crate) fn count(v: &Value, key: &str) -> Option<u64> {
     v.get(key)
         .and_then(Value::as_f64)
         .filter(|n| n.is_finite() && *n >= 0.0)
@@ -89,15 +96,36 @@ fn count(v: &Value, key: &str) -> Option<u64> {
 }
 
 /// AdCP 3.1 `completed_views` (earlier sellers: `video_completions`).
-fn completions(v: &Value) -> Option<u64> {
+pub(crate) fn completions(v: &Value) -> Option<u64> {
     count(v, "completed_views").or_else(|| count(v, "video_completions"))
 }
 
-fn amount(v: &Value, key: &str) -> f64 {
+pub(crate) fn amount(v: &Value, key: &str) -> f64 {
     v.get(key)
         .and_then(Value::as_f64)
         .filter(|n| n.is_finite() && *n >= 0.0)
         .unwrap_or(0.0)
+}
+
+/// The `daily_breakdown[]` of a buy, package or placement: entries without
+/// a date are left out.
+pub(crate) fn days(v: &Value) -> Vec<DailyDelivery> {
+    v.get("daily_breakdown")
+        .and_then(Value::as_array)
+        .map(|ds| {
+            ds.iter()
+                .filter_map(|d| {
+                    Some(DailyDelivery {
+                        date: d.get("date")?.as_str()?.to_string(),
+                        impressions: count(d, "impressions").unwrap_or(0),
+                        spend: amount(d, "spend"),
+                        clicks: count(d, "clicks"),
+                        video_completions: completions(d),
+                    })
+                })
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 /// One `media_buy_deliveries[]` entry of an answer whose top level is `top`.
@@ -123,25 +151,12 @@ fn read(top: &Value, item: &Value) -> Delivery {
                         .and_then(Value::as_f64)
                         .filter(|n| n.is_finite()),
                     by_placement: p.get("by_placement").filter(|v| v.is_array()).cloned(),
+                    daily: days(p),
                 })
                 .collect()
         })
         .unwrap_or_default();
-    let daily = item
-        .get("daily_breakdown")
-        .and_then(Value::as_array)
-        .map(|ds| {
-            ds.iter()
-                .filter_map(|d| {
-                    Some(DailyDelivery {
-                        date: d.get("date")?.as_str()?.to_string(),
-                        impressions: count(d, "impressions").unwrap_or(0),
-                        spend: amount(d, "spend"),
-                    })
-                })
-                .collect()
-        })
-        .unwrap_or_default();
+    let daily = days(item);
     Delivery {
         currency: item
             .get("currency")
@@ -257,6 +272,7 @@ pub async fn pull(ctx: &Ctx, buys: Vec<media_buy::Model>) -> Result<(), ApiError
             .filter(media_buy::Column::Id.eq(p.buy.id.clone()));
         if let Some(mut report) = p.report {
             report.pulled_at = Some(now);
+            crate::reporting::store::write(&txn, &p.buy, &report, now).await?;
             let json = serde_json::to_string(&report).map_err(ApiError::internal)?;
             update = update
                 .col_expr(media_buy::Column::Delivery, Expr::value(json))

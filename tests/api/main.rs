@@ -42,6 +42,7 @@ mod phone;
 mod phone_carrier;
 mod rate_limits;
 mod receiver;
+mod reporting;
 mod rooms;
 mod seller;
 mod shutdown;

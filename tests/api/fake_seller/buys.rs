@@ -111,6 +111,9 @@ pub(super) struct Ledger {
     status_calls: HashMap<String, usize>,
     /// `get_media_buy_delivery` calls naming each buy id.
     delivery_calls: HashMap<String, usize>,
+    /// Scripted `media_buy_deliveries[]` entries by buy id, answered in
+    /// place of the default.
+    reports: HashMap<String, Value>,
     callbacks: Vec<Callback>,
 }
 
@@ -463,6 +466,13 @@ pub(super) fn delivery(state: &State, args: &Value) -> Value {
         let Some(buy) = ledger.buys.iter().find(|x| x.id.as_deref() == Some(&id)) else {
             continue;
         };
+        if let Some(report) = ledger.reports.get(&id) {
+            let mut entry = report.clone();
+            entry["media_buy_id"] = json!(id);
+            entry["status"] = json!(buy.status);
+            deliveries.push(entry);
+            continue;
+        }
         let impressions = 1_000 * calls;
         let spend = 5.0 * calls as f64;
         let package_id = buy
@@ -536,6 +546,12 @@ impl FakeSeller {
     /// rejected ones included.
     pub fn buys(&self) -> Vec<Buy> {
         self.state.buys.lock().buys.clone()
+    }
+
+    /// From now on, `get_media_buy_delivery` answers `entry` (its
+    /// `media_buy_id` and `status` filled in) for the buy with this seller id.
+    pub fn set_report(&self, id: &str, entry: Value) {
+        self.state.buys.lock().reports.insert(id.to_string(), entry);
     }
 
     /// The buy with this seller id.
