@@ -49,14 +49,6 @@ pub struct EventsQuery {
     pub after: Option<String>,
 }
 
-fn parse_cursor(raw: &str, field: &str) -> Result<i64, ApiError> {
-    raw.trim()
-        .parse::<i64>()
-        .ok()
-        .filter(|n| *n >= 0)
-        .ok_or_else(|| ApiError::invalid(field, "must be a non-negative integer sequence"))
-}
-
 /// The room's event stream (`text/event-stream`): `ready`, `message.created`
 /// (with `id:` = sequence), `presence.changed`, `error`; while the assistant
 /// answers, `message.delta` and `run.updated` (no id, not replayed); `: ka`
@@ -69,42 +61,15 @@ pub async fn conversation_events(
     query: ApiQuery<EventsQuery>,
 ) -> ApiResult<HttpResponse> {
     let uid = ConversationUid::parse(&path)?;
-    let from_header = req
-        .headers()
-        .get("last-event-id")
-        .map(|v| {
-            v.to_str()
-                .map_err(|_| ApiError::invalid("Last-Event-ID", "must be a sequence"))
-                .and_then(|v| parse_cursor(v, "Last-Event-ID"))
-        })
-        .transpose()?;
-    let from_query = query
-        .0
-        .after
-        .as_deref()
-        .map(|v| parse_cursor(v, "after"))
-        .transpose()?;
+    let resume = crate::sse::Resume::read(&req, query.0.after.as_deref())?;
     let conv = service::visible(&state.db, &caller, &uid).await?;
-    let requested = from_header.or(from_query);
-    if let Some(after) = requested
-        && after > conv.last_sequence
-    {
-        let field = if from_header.is_some() {
-            "Last-Event-ID"
-        } else {
-            "after"
-        };
-        return Err(ApiError::invalid(
-            field,
-            format!("is beyond the newest message ({})", conv.last_sequence),
-        ));
-    }
+    resume.within(conv.last_sequence, "message")?;
     let sub = super::rooms_handle(&state)?.join(&conv, &caller).await?;
     // Re-checked once joined, like the replay: a change of access committed
     // before this read is seen here, and one committed after it reaches the
     // room, which now holds this subscriber.
     let conv = service::visible(&state.db, &caller, &uid).await?;
-    let after = requested.unwrap_or(sub.live_from);
+    let after = resume.after.unwrap_or(sub.live_from);
     let ready = serde_json::json!({ "conversationUid": conv.uid, "after": after });
     let replay = stream::MessageReplay {
         db: state.db.clone(),

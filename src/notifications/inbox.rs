@@ -190,14 +190,6 @@ pub struct EventsQuery {
     pub after: Option<String>,
 }
 
-fn cursor(raw: &str, field: &str) -> Result<i64, ApiError> {
-    raw.trim()
-        .parse::<i64>()
-        .ok()
-        .filter(|n| *n >= 0)
-        .ok_or_else(|| ApiError::invalid(field, "must be a non-negative notification sequence"))
-}
-
 /// The caller's notification stream (`text/event-stream`): `ready`,
 /// `notification.created` (with `id:` = sequence), `error` then the end,
 /// `: ka` keep-alives.
@@ -207,39 +199,12 @@ pub async fn notification_events(
     caller: StreamCaller,
     query: ApiQuery<EventsQuery>,
 ) -> ApiResult<HttpResponse> {
-    let from_header = req
-        .headers()
-        .get("last-event-id")
-        .map(|v| {
-            v.to_str()
-                .map_err(|_| ApiError::invalid("Last-Event-ID", "must be a sequence"))
-                .and_then(|v| cursor(v, "Last-Event-ID"))
-        })
-        .transpose()?;
-    let from_query = query
-        .0
-        .after
-        .as_deref()
-        .map(|v| cursor(v, "after"))
-        .transpose()?;
+    let resume = crate::sse::Resume::read(&req, query.0.after.as_deref())?;
     let ctx: &OpsCtx = &state.ctx;
     let inboxes = ctx.get::<Inboxes>()?;
     let user = caller.user.id;
     let newest = service::last_seq(&ctx.db, user).await?;
-    let requested = from_header.or(from_query);
-    if let Some(after) = requested
-        && after > newest
-    {
-        let field = if from_header.is_some() {
-            "Last-Event-ID"
-        } else {
-            "after"
-        };
-        return Err(ApiError::invalid(
-            field,
-            format!("is beyond the newest notification ({newest})"),
-        ));
-    }
+    resume.within(newest, "notification")?;
     let (db, account) = (ctx.db.clone(), caller.account_id().to_string());
     let make = || Inbox {
         db: db.clone(),
@@ -250,7 +215,7 @@ pub async fn notification_events(
         fetching: false,
     };
     let sub = inboxes.0.join(&user.to_string(), make, &caller, ()).await?;
-    let after = requested.unwrap_or(sub.live_from);
+    let after = resume.after.unwrap_or(sub.live_from);
     let ready = serde_json::json!({ "userId": user, "after": after });
     let replay = Replay {
         db: ctx.db.clone(),

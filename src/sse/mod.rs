@@ -27,6 +27,7 @@ pub mod fanout;
 pub mod frame;
 pub mod hub;
 pub mod registry;
+pub mod resume;
 
 use serde::Serialize;
 
@@ -37,6 +38,7 @@ pub use fanout::{Item, Subscribers, Subscription};
 pub use frame::Frame;
 pub use hub::Hub;
 pub use registry::Registry;
+pub use resume::Resume;
 
 /// Why a stream was closed: sent to the client as the `error` event.
 #[derive(Debug, Clone, Serialize, PartialEq, Eq)]
