@@ -272,7 +272,7 @@ pub async fn pull(ctx: &Ctx, buys: Vec<media_buy::Model>) -> Result<(), ApiError
             .filter(media_buy::Column::Id.eq(p.buy.id.clone()));
         if let Some(mut report) = p.report {
             report.pulled_at = Some(now);
-            crate::reporting::store::write(&txn, &p.buy, &report, now).await?;
+            super::delivery_rows::write(&txn, &p.buy, &report, now).await?;
             let json = serde_json::to_string(&report).map_err(ApiError::internal)?;
             update = update
                 .col_expr(media_buy::Column::Delivery, Expr::value(json))

@@ -25,6 +25,7 @@ pub mod auto_select;
 pub mod callbacks;
 pub mod cart;
 pub mod delivery;
+pub mod delivery_rows;
 pub mod dispatch;
 pub mod events;
 pub mod model;

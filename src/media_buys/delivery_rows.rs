@@ -26,7 +26,7 @@ use serde_json::Value;
 
 use entity::{delivery_campaign_daily as totals, delivery_daily as daily, media_buy};
 
-use crate::media_buys::delivery::{
+use super::delivery::{
     self as d, DailyDelivery, Delivery, PackageDelivery, amount, completions, count,
 };
 
