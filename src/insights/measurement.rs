@@ -13,7 +13,7 @@
 //! nothing is written, every problem reported with its path. No user
 //! identifiers are accepted (unknown fields are rejected).
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{HashMap, HashSet};
 
 use chrono::{DateTime, Duration, Utc};
 use chrono_tz::Tz;
@@ -766,38 +766,38 @@ async fn conversions(
         q.and_where(col("date").lte(e.to_string()));
     }
     let stmt = db.get_database_backend().build(&q);
-    let mut out: BTreeMap<(String, String, String, String, String, String), (i64, f64)> =
-        BTreeMap::new();
+    let mut out = Vec::new();
     for r in db.query_all_raw(stmt).await? {
-        let key = (
-            r.try_get::<String>("", "date")?,
-            r.try_get::<String>("", "event_source_id")?,
-            r.try_get::<String>("", "campaign_id")?,
-            r.try_get::<String>("", "event_type")?,
-            r.try_get::<String>("", "advertiser_id")?,
-            r.try_get::<String>("", "currency")?,
-        );
-        out.insert(
-            key,
-            (
-                r.try_get::<Option<i64>>("", "conversions")?.unwrap_or(0),
-                r.try_get::<Option<f64>>("", "value")?.unwrap_or(0.0),
-            ),
-        );
+        out.push(ConversionRow {
+            date: r.try_get("", "date")?,
+            advertiser_id: r.try_get("", "advertiser_id")?,
+            event_source_id: r.try_get("", "event_source_id")?,
+            campaign_id: r.try_get("", "campaign_id")?,
+            event_type: r.try_get("", "event_type")?,
+            conversions: u64::try_from(r.try_get::<Option<i64>>("", "conversions")?.unwrap_or(0))
+                .unwrap_or(0),
+            value: money(r.try_get::<Option<f64>>("", "value")?.unwrap_or(0.0)),
+            currency: r.try_get("", "currency")?,
+        });
     }
-    Ok(out
-        .into_iter()
-        .map(
-            |((date, source, campaign, kind, advertiser, currency), (n, v))| ConversionRow {
-                date,
-                advertiser_id: advertiser,
-                event_source_id: source,
-                campaign_id: campaign,
-                event_type: kind,
-                conversions: u64::try_from(n).unwrap_or(0),
-                value: money(v),
-                currency,
-            },
+    // Oldest day first, then source, campaign and type (one row per group).
+    out.sort_by(|a, b| {
+        (
+            &a.date,
+            &a.event_source_id,
+            &a.campaign_id,
+            &a.event_type,
+            &a.advertiser_id,
+            &a.currency,
         )
-        .collect())
+            .cmp(&(
+                &b.date,
+                &b.event_source_id,
+                &b.campaign_id,
+                &b.event_type,
+                &b.advertiser_id,
+                &b.currency,
+            ))
+    });
+    Ok(out)
 }
