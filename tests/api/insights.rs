@@ -113,7 +113,11 @@ async fn delivery_row(
 
 #[actix_web::test]
 async fn test_cohorts_show_each_auto_selected_products_test_budget_and_results() {
-    let app = spawn_app().await;
+    let app = spawn_app_with(|c| {
+        c.media_buy_poll_seconds = 1;
+        c.media_buy_delivery_seconds = 1;
+    })
+    .await;
     let t = app.tenant().await;
     let s = setup(
         &app,
@@ -186,6 +190,20 @@ async fn test_cohorts_show_each_auto_selected_products_test_budget_and_results()
             .to_string()
     };
     let (olv, ctv) = (buy("olv-2"), buy("ctv-1"));
+    // ctv-1's delivery comes from its seller's report, pulled by the poller.
+    let at = buys
+        .iter()
+        .find(|b| b["mediaBuyId"] == ctv.as_str())
+        .unwrap()["adcpMediaBuyId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    s.seller.set_report(
+        &at,
+        json!({"currency": "EUR", "totals": {"impressions": 1000, "spend": 10.0},
+               "by_package": [{"package_id": format!("{at}_p1"), "impressions": 1000, "spend": 10.0,
+                 "daily_breakdown": [{"date": "2026-12-05", "impressions": 1000, "spend": 10.0, "clicks": 0}]}]}),
+    );
     // Delivery rows as the pull writes them (on days the fake seller's
     // default report, 2026-12-01 in USD, does not touch): olv-2 spends past
     // its test budget over two days; its placement rows and a row in
@@ -231,16 +249,6 @@ async fn test_cohorts_show_each_auto_selected_products_test_budget_and_results()
         (9999, 99.0, 9),
     )
     .await;
-    delivery_row(
-        &app,
-        &t,
-        &adv,
-        &first,
-        &ctv,
-        c("2026-12-05", "", "EUR"),
-        (1000, 10.0, 0),
-    )
-    .await;
     // Conversions attributed to the olv-2 buy.
     source(&app, &t, &adv, "site").await;
     let mut e1 = event("o-1", &first, 20.0);
@@ -251,8 +259,18 @@ async fn test_cohorts_show_each_auto_selected_products_test_budget_and_results()
     let r = sync(&app, &t, &adv, "site", vec![e1, e2, e3]).await;
     assert_eq!(r.status, 200, "{}", r.body);
 
-    let r = app.get(&q, &t.key).await;
-    let rows = r.data().as_array().unwrap().clone();
+    let mut rows = Vec::new();
+    for _ in 0..150 {
+        let r = app.get(&q, &t.key).await;
+        rows = r.data().as_array().unwrap().clone();
+        let pulled = rows
+            .iter()
+            .any(|c| c["productId"] == "ctv-1" && c["performance"]["spend"] == 10.0);
+        if pulled {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
     let of = |p: &str| rows.iter().find(|c| c["productId"] == p).unwrap().clone();
     let o = of("olv-2");
     assert_eq!(o["status"], "test_complete", "{o}");
