@@ -1048,8 +1048,15 @@ async fn notifications_arrive_live_and_are_acknowledged_in_the_console() {
     let unread = app.get("/api/v2/notifications?unread=true", &pat.key).await;
     assert_eq!(unread.status, 200, "{}", unread.body);
     assert_eq!(unread.data(), &json!([]), "{}", unread.body);
-    let owners = app.get("/api/v2/notifications?unread=true", &owner.key).await;
-    assert_eq!(owners.data().as_array().unwrap().len(), 2, "{}", owners.body);
+    let owners = app
+        .get("/api/v2/notifications?unread=true", &owner.key)
+        .await;
+    assert_eq!(
+        owners.data().as_array().unwrap().len(),
+        2,
+        "{}",
+        owners.body
+    );
     b.assert_no_problems("a").await;
     b.quit().await;
 }
