@@ -35,6 +35,7 @@ pub static OPERATIONS: Registry = Registry::new(&[
     crate::accounts::OPERATIONS,
     crate::accounts::STOREFRONT_OPERATIONS,
     crate::reporting::OPERATIONS,
+    crate::creatives::OPERATIONS,
     buyer::targeting::operations::OPERATIONS,
     conversations::OPERATIONS,
     crate::assistant::OPERATIONS,
