@@ -93,6 +93,7 @@ fn encode(s: &str) -> String {
 
 #[cfg(test)]
 mod tests {
+    #![allow(clippy::unwrap_used)]
     use super::*;
 
     fn p(k: &str, v: &str) -> UtmParam {

@@ -210,12 +210,12 @@ pub async fn sync(ctx: &Ctx, caller: &CallerInfo, body: SyncIn) -> Result<SyncOu
     let sellers = ctx.get::<Sellers>()?.clone();
     let mut targets: HashMap<i64, Result<StorefrontTarget, String>> = HashMap::new();
     for c in &calls {
-        if !targets.contains_key(&c.storefront_id) {
+        if let std::collections::hash_map::Entry::Vacant(slot) = targets.entry(c.storefront_id) {
             let t =
                 crate::discovery::storefronts::target(db, c.storefront_id, ctx.config.url_policy())
                     .await?
                     .unwrap_or_else(|| Err("the storefront is no longer registered".into()));
-            targets.insert(c.storefront_id, t);
+            slot.insert(t);
         }
     }
     let answers = join_all(calls.into_iter().map(|c| {

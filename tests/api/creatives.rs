@@ -113,7 +113,7 @@ async fn the_library_pages_filters_and_never_shows_another_accounts_or_advertise
 
     // The other account sees its own creative only, and none of ours.
     let res = app.get(CREATIVES, &other.key).await;
-    assert_eq!(ids(&res), [theirs.clone()]);
+    assert_eq!(ids(&res), vec![theirs.clone()]);
     let mine = &of_a[0];
     app.get(&format!("{CREATIVES}/{mine}"), &other.key)
         .await
@@ -159,7 +159,7 @@ async fn the_library_pages_filters_and_never_shows_another_accounts_or_advertise
     let res = app
         .get(&format!("{CREATIVES}?status=archived"), &t.key)
         .await;
-    assert_eq!(ids(&res), [mine.clone()]);
+    assert_eq!(ids(&res), vec![mine.clone()]);
     let res = app.get(&format!("{CREATIVES}?status=active"), &t.key).await;
     assert_eq!(res.body["meta"]["pagination"]["total"], 4);
 
@@ -421,7 +421,7 @@ async fn assigned_creatives_sync_with_each_packages_click_url_and_record_the_rev
         format!("campaignId={campaign}"),
     ] {
         let res = app.get(&format!("{CREATIVES}?{q}"), &t.key).await;
-        assert_eq!(ids(&res), [cr.clone()], "{q}");
+        assert_eq!(ids(&res), vec![cr.clone()], "{q}");
     }
     let res = app
         .get(&format!("{CREATIVES}?mediaBuyId=mb_none"), &t.key)
