@@ -399,6 +399,36 @@ mod tests {
     }
 
     #[test]
+    fn creatives_are_created_then_unchanged_or_updated_and_approved() {
+        let d = DemoBuys::new("md", 0.0, HashMap::new());
+        let made = d.create(&args(json!({"idempotency_key": "key-0000000000000001",
+            "packages": [{"product_id": "md_display_ros", "budget": 10.0}]})));
+        let package = format!("{}_p1", made["media_buy_id"].as_str().unwrap());
+        let sync = |name: &str, dry_run: bool| {
+            d.sync_creatives(&args(json!({
+                "creatives": [{"creative_id": "cr_1", "name": name, "assets": {}}],
+                "assignments": [{"creative_id": "cr_1", "package_id": package},
+                                {"creative_id": "cr_1", "package_id": "nope_p1"}],
+                "dry_run": dry_run,
+            })))
+        };
+        let first = sync("A", true);
+        assert_eq!(first["dry_run"], true);
+        assert_eq!(first["creatives"][0]["action"], "created");
+        let first = sync("A", false);
+        assert_eq!(
+            first["creatives"][0]["action"], "created",
+            "a dry run stores nothing"
+        );
+        assert_eq!(first["creatives"][0]["status"], "approved");
+        assert_eq!(first["creatives"][0]["assigned_to"], json!([package]));
+        assert!(first["creatives"][0]["assignment_errors"]["nope_p1"].is_string());
+        assert_eq!(sync("A", false)["creatives"][0]["action"], "unchanged");
+        assert_eq!(sync("B", false)["creatives"][0]["action"], "updated");
+        assert!(d.sync_creatives(&Map::new())["errors"].is_array());
+    }
+
+    #[test]
     fn accepts_rejects_and_approves_by_product_once_per_key() {
         let d = DemoBuys::new("md", 0.0, HashMap::new());
         let create = |key: &str, product: &str| {
