@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 use agentic_api::accounts::admin;
 
 use crate::accounts::{entry, managed};
-use crate::fake_seller::{Behaviour, FakeSeller};
+use crate::fake_seller::{Behaviour, FakeSeller, seller};
 use crate::helpers::*;
 use crate::media_buys::{BUYS, discover, eur_advertiser, pick, setup};
 
@@ -786,4 +786,82 @@ async fn campaign_utm_config_is_checked_and_cleared() {
         .await;
     assert_eq!(res.status, 200, "{}", res.body);
     assert_eq!(res.data()["campaign"]["utmConfig"], json!([]));
+}
+
+#[actix_web::test]
+async fn a_seller_that_cannot_be_reached_fails_its_assignments_and_the_others_still_go() {
+    let app = spawn_app().await;
+    let t = app.tenant().await;
+    let (gone, sf_gone) = seller(&app, "Gone", Behaviour::default()).await;
+    let (here, sf_here) = seller(&app, "Here", Behaviour::default()).await;
+    let adv = eur_advertiser(&app, &t, false).await;
+    let session = discover(&app, &t, &adv).await;
+    let start = chrono::Utc::now() + chrono::Duration::days(1);
+    let end = start + chrono::Duration::days(30);
+    let pick_at = |sf: i64| json!({"kind": "product", "productId": "ctv-1", "budget": 1000.0, "storefrontId": sf});
+    let res = app
+        .post(
+            BUYS,
+            &t.key,
+            &json!({"productQueryId": session, "mode": "execute",
+                    "campaign": {"create": {"name": "Two",
+                        "flightDates": {"startDate": start.to_rfc3339(), "endDate": end.to_rfc3339()},
+                        "budget": {"total": 5000.0}}},
+                    "selections": [pick_at(sf_gone), pick_at(sf_here)]}),
+        )
+        .await;
+    assert_eq!(res.status, 200, "{}", res.body);
+    let buys: Vec<(i64, String)> = res.data()["mediaBuys"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| {
+            assert_eq!(b["status"], "active", "{b}");
+            (
+                b["storefrontId"].as_i64().unwrap(),
+                b["mediaBuyId"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    let cr = create(&app, &t, &adv, "Spring").await;
+    let res = app
+        .put(
+            &format!("{CREATIVES}/{cr}/assignments"),
+            &t.key,
+            &json!({"assignments": buys.iter().map(|(_, b)| json!({"mediaBuyId": b})).collect::<Vec<_>>()}),
+        )
+        .await;
+    assert_eq!(res.status, 200, "{}", res.body);
+    // One seller goes away.
+    drop(gone);
+    actix_rt::time::sleep(std::time::Duration::from_millis(200)).await;
+    let res = app.post(SYNC, &t.key, &json!({})).await;
+    assert_eq!(res.status, 200, "{}", res.body);
+    let results = res.data()["results"].as_array().unwrap().clone();
+    assert_eq!(results.len(), 2, "{results:?}");
+    for r in &results {
+        if r["storefrontId"] == sf_gone {
+            assert_eq!(r["syncStatus"], "failed", "{r}");
+            assert!(
+                r["errors"][0]["code"]
+                    .as_str()
+                    .unwrap()
+                    .starts_with("SELLER_"),
+                "{r}"
+            );
+        } else {
+            assert_eq!(r["storefrontId"], sf_here);
+            assert_eq!(r["syncStatus"], "synced", "{r}");
+        }
+    }
+    assert_eq!(here.creative_syncs().len(), 1);
+    let res = app.get(&format!("{CREATIVES}/{cr}"), &t.key).await;
+    for a in res.data()["creative"]["assignments"].as_array().unwrap() {
+        let want = if a["storefrontId"] == sf_gone {
+            "failed"
+        } else {
+            "synced"
+        };
+        assert_eq!(a["syncStatus"], want, "{a}");
+    }
 }
