@@ -35,6 +35,7 @@ pub static OPERATIONS: Registry = Registry::new(&[
     crate::accounts::OPERATIONS,
     crate::accounts::STOREFRONT_OPERATIONS,
     crate::reporting::OPERATIONS,
+    crate::insights::OPERATIONS,
     crate::creatives::OPERATIONS,
     buyer::targeting::operations::OPERATIONS,
     conversations::OPERATIONS,
@@ -339,6 +340,7 @@ fn assemble(db: DatabaseConnection, config: Config, bound: std::net::SocketAddr)
     crate::assistant::register(&mut handles, &config, &bus, model.clone());
     handles.insert(auth.clone());
     crate::buyer::register(&mut handles, &db, &config);
+    crate::reporting::register(&mut handles, &bus);
     crate::library::register(&mut handles, &config);
     crate::discovery::register(&mut handles, &db, &writes, &bus, &config, &shutdown);
     // One outbox for every queue: webhook deliveries and text messages.

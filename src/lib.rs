@@ -20,6 +20,7 @@ pub mod discovery;
 pub mod error;
 pub mod health;
 pub mod http;
+pub mod insights;
 pub mod library;
 pub mod mcp;
 pub mod media_buys;

@@ -10,6 +10,7 @@
 //! database (persist first, then broadcast), so a lost notification costs
 //! latency, never data.
 
+mod generations;
 mod pg;
 
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -20,6 +21,7 @@ use parking_lot::RwLock;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+pub use generations::Generations;
 pub use pg::PgTransport;
 
 /// What travels on the bus.

@@ -41,7 +41,7 @@ use tokio::sync::watch;
 
 use entity::conversation_list_version as version;
 
-use crate::bus::{BusEvent, BusSink};
+use crate::bus::{BusEvent, BusSink, Generations};
 use crate::ops::Pagination;
 
 /// A serialized list page and its position.
@@ -68,7 +68,7 @@ pub struct ListCache {
     /// Generations come from the database's version rows (several instances
     /// share it) rather than from this instance's bus events.
     shared_database: bool,
-    generations: Mutex<HashMap<String, u64>>,
+    generations: Generations,
     entries: moka::sync::Cache<ListKey, Entry>,
     /// Version reads per account (shared database only).
     reads: Arc<Mutex<HashMap<String, Reads>>>,
@@ -111,7 +111,7 @@ impl ListCache {
     pub fn new(ttl: Duration, shared_database: bool) -> Arc<Self> {
         Arc::new(ListCache {
             shared_database,
-            generations: Mutex::new(HashMap::new()),
+            generations: Generations::default(),
             entries: moka::sync::Cache::builder()
                 .max_capacity(10_000)
                 .time_to_live(ttl)
@@ -183,12 +183,7 @@ impl ListCache {
         if self.shared_database {
             return self.shared_version(db, account_id).await;
         }
-        Ok(self
-            .generations
-            .lock()
-            .get(account_id)
-            .copied()
-            .unwrap_or(0))
+        Ok(self.generations.get(account_id))
     }
 
     pub fn get(&self, key: &ListKey) -> Option<Page> {
@@ -209,11 +204,7 @@ impl ListCache {
     }
 
     pub fn invalidate_account(&self, account_id: &str) {
-        *self
-            .generations
-            .lock()
-            .entry(account_id.to_string())
-            .or_default() += 1;
+        self.generations.bump(account_id);
     }
 }
 

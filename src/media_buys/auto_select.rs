@@ -19,6 +19,10 @@
 //! Allocation: the campaign's budget split by weight (the score, or 1 /
 //! price), each rounded down to a cent; `testBudgetPerProduct` is the
 //! first-phase test budget, 10 % of the budget split evenly.
+//!
+//! With a campaign, the choice is also written as the campaign's test
+//! cohorts (`test_cohorts`, replacing its earlier ones) in the same
+//! transaction; `insights::cohorts` reads them.
 
 use chrono::Utc;
 use sea_orm::{ColumnTrait, EntityTrait, QueryFilter, QueryOrder, Set};
@@ -26,7 +30,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use utoipa::{IntoParams, ToSchema};
 
-use entity::{campaign, discovery_selection};
+use entity::{campaign, discovery_selection, test_cohort};
 
 use super::cart::budget_of;
 use super::model::PRICING_MODELS;
@@ -246,6 +250,43 @@ pub async fn select(
                 .exec_without_returning(&txn)
                 .await?;
         }
+        // The campaign's test cohorts (read by `insights`): this choice
+        // replaces the campaign's earlier one.
+        if let Some(c) = &campaign {
+            test_cohort::Entity::delete_many()
+                .filter(test_cohort::Column::CampaignId.eq(c.id.clone()))
+                .exec(&txn)
+                .await?;
+            let test_budget = test_budget(total, n);
+            let cohorts: Vec<test_cohort::ActiveModel> = selected
+                .iter()
+                .enumerate()
+                .map(|(i, p)| test_cohort::ActiveModel {
+                    id: Set(uuid::Uuid::new_v4().to_string()),
+                    account_id: Set(c.account_id.clone()),
+                    advertiser_id: Set(c.advertiser_id.clone()),
+                    campaign_id: Set(c.id.clone()),
+                    discovery_id: Set(session.id.clone()),
+                    product_id: Set(p.product_id.clone()),
+                    storefront_id: Set(p.storefront_id),
+                    pricing_option_id: Set(p.pricing_option_id.clone()),
+                    pricing_model: Set(p.pricing_model.clone()),
+                    selection_method: Set(method.as_str().to_string()),
+                    rank: Set(i32::try_from(i + 1).unwrap_or(i32::MAX)),
+                    score: Set(p.score),
+                    share: Set(p.share),
+                    budget: Set(p.budget),
+                    test_budget: Set(test_budget),
+                    currency: Set(currency.clone()),
+                    created_at: Set(now),
+                })
+                .collect();
+            if !cohorts.is_empty() {
+                test_cohort::Entity::insert_many(cohorts)
+                    .exec_without_returning(&txn)
+                    .await?;
+            }
+        }
         txn.commit().await?;
     }
     let allocated = total.map(|_| selected.iter().filter_map(|s| s.budget).sum::<f64>());
@@ -264,9 +305,7 @@ pub async fn select(
     Ok(AutoSelection {
         discovery_id: session.id,
         product_count: n,
-        test_budget_per_product: total
-            .filter(|_| n > 0)
-            .map(|t| (t * TEST_SHARE / n as f64 * 100.0).floor() / 100.0),
+        test_budget_per_product: test_budget(total, n),
         budget_context: BudgetContext {
             campaign_id: campaign.map(|c| c.id),
             total,
@@ -277,6 +316,23 @@ pub async fn select(
         selection_rationale: rationale,
         selection_method: method,
     })
+}
+
+/// The first-phase test budget of each of `n` products out of `total`.
+fn test_budget(total: Option<f64>, n: usize) -> Option<f64> {
+    total
+        .filter(|_| n > 0)
+        .map(|t| (t * TEST_SHARE / n as f64 * 100.0).floor() / 100.0)
+}
+
+impl Method {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Method::Scoring => "scoring",
+            Method::Measurability => "measurability",
+            Method::CpmHeuristic => "cpm_heuristic",
+        }
+    }
 }
 
 struct Candidate<'a> {

@@ -260,6 +260,12 @@ pub async fn pull(ctx: &Ctx, buys: Vec<media_buy::Model>) -> Result<(), ApiError
     let every = super::delivery_every(ctx);
     let _turn = ctx.writes.enter().await;
     let txn = crate::db::begin_write(&ctx.db).await?;
+    // The accounts whose reports change, told once the rows are committed.
+    let reported: std::collections::BTreeSet<String> = pulled
+        .iter()
+        .filter(|p| p.report.is_some())
+        .map(|p| p.buy.account_id.clone())
+        .collect();
     for p in pulled {
         let status = p.status.as_deref().unwrap_or(&p.buy.status);
         // A failed final pull is tried again for a day.
@@ -281,6 +287,11 @@ pub async fn pull(ctx: &Ctx, buys: Vec<media_buy::Model>) -> Result<(), ApiError
         update.exec(&txn).await?;
     }
     txn.commit().await?;
+    for account in reported {
+        ctx.bus
+            .publish(crate::reporting::cache::delivery_recorded(&account))
+            .await;
+    }
     Ok(())
 }
 

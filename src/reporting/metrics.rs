@@ -9,6 +9,7 @@
 //! (inclusive) and `groupBy=day` use these dates.
 
 use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
 
 use chrono::{NaiveDate, NaiveTime};
 use chrono_tz::Tz;
@@ -19,13 +20,14 @@ use utoipa::ToSchema;
 
 use entity::{advertiser, campaign, media_buy};
 
+use super::cache::ReportCache;
 use crate::caller::CallerInfo;
 use crate::error::ApiError;
 use crate::ops::{Access, Ctx, Filtered, Input, Nothing, Operation, Paged, Pagination, Verb};
 
 pub const GROUPS: [&str; 5] = ["day", "campaign", "media_buy", "package", "placement"];
 
-#[derive(Debug, Default, Clone, Deserialize, ToSchema)]
+#[derive(Debug, Default, Clone, Hash, PartialEq, Eq, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct MetricsFilter {
     /// Only this advertiser's delivery (its `preferredTimezone` dates the days).
@@ -114,12 +116,14 @@ impl Operation for GetReportingMetrics {
         input: Input<Self>,
     ) -> Result<Self::Output, ApiError> {
         let Filtered { page, filter } = input.query;
-        let rows = metrics(&ctx.db, caller.account_id(), &filter).await?;
+        let cache = ctx.get::<Arc<ReportCache>>()?;
+        let rows = cache.report(&ctx.db, caller.account_id(), filter).await?;
         let pagination = page.of(rows.len() as u64);
         let items = rows
-            .into_iter()
+            .iter()
             .skip(usize::try_from(page.skip).unwrap_or(usize::MAX))
             .take(usize::try_from(page.take).unwrap_or(usize::MAX))
+            .cloned()
             .collect();
         Ok(Paged { items, pagination })
     }

@@ -1010,3 +1010,46 @@ async fn a_session_outlives_its_access_tokens_and_the_room_stream_reopens() {
     b.assert_no_problems("a").await;
     b.quit().await;
 }
+
+#[actix_web::test]
+async fn notifications_arrive_live_and_are_acknowledged_in_the_console() {
+    if !browser_available() {
+        return;
+    }
+    use agentic_api::notifications::topics;
+    let app = spawn_app().await;
+    let owner = app.tenant().await;
+    let pat = person(&app, &owner.account_id, &[]).await;
+    crate::notifications::notify(&app, &owner.account_id, topics::CATALOG_SYNC_FAILED, 1).await;
+    let mut b = Chromium::launch().await;
+    b.open("a").await;
+    b.sign_in("a", &app.address, &pat.email, PASSWORD).await;
+    b.click("a", "nav a[href='#/notifications']").await;
+    b.wait_for("a", "#notifications li", Some("Title 1")).await;
+    b.wait_for("a", "#notification-stream-state", Some("Live"))
+        .await;
+    // A new one arrives on the stream, without a reload, above the first.
+    crate::notifications::notify(&app, &owner.account_id, topics::DISCOVERY_COMPLETED, 2).await;
+    b.wait_for("a", "#notifications li", Some("Title 2")).await;
+    assert_eq!(
+        b.eval(
+            "a",
+            "Array.from(document.querySelectorAll('#notifications li')).map(li => li.dataset.topic).join(',')"
+        )
+        .await,
+        json!("discovery.completed,catalog.sync_failed")
+    );
+    b.screenshot("a", "console-notifications.png").await;
+    // Acknowledged from the page: the unread list empties, and the server
+    // has both acknowledged for this person only.
+    b.click("a", "#acknowledge-all").await;
+    b.wait_for("a", "#notification-list", Some("Nothing unread."))
+        .await;
+    let unread = app.get("/api/v2/notifications?unread=true", &pat.key).await;
+    assert_eq!(unread.status, 200, "{}", unread.body);
+    assert_eq!(unread.data(), &json!([]), "{}", unread.body);
+    let owners = app.get("/api/v2/notifications?unread=true", &owner.key).await;
+    assert_eq!(owners.data().as_array().unwrap().len(), 2, "{}", owners.body);
+    b.assert_no_problems("a").await;
+    b.quit().await;
+}

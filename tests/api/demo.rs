@@ -219,11 +219,13 @@ async fn a_demo_campaign_goes_from_discovery_to_live_buys_offline() {
     let app = spawn_app_with(|c| {
         c.demo_seller_delay_scale = 0.0;
         c.media_buy_poll_seconds = 1;
+        c.media_buy_delivery_seconds = 1;
     })
     .await;
     let seeded = demo::seed(&app.db).await.unwrap();
     let key = seeded.api_key.clone();
     let adv = demo_advertiser(&app, &key).await;
+    let advertiser = adv.data()["id"].as_str().unwrap().to_string();
     let res = app
         .post(
             "/api/v2/buyer/discovery/discover-products",
@@ -299,6 +301,53 @@ async fn a_demo_campaign_goes_from_discovery_to_live_buys_offline() {
     let other = app.tenant().await;
     let none = app.get("/api/v2/storefront/media-buys", &other.key).await;
     assert_eq!(none.body["meta"]["pagination"]["total"], 0);
+
+    // After the launch the demo sellers report delivery (today's, at
+    // least), so the report has figures, per campaign and per buy.
+    let mut report = serde_json::Value::Null;
+    for _ in 0..100 {
+        let r = app
+            .get(
+                &format!(
+                    "/api/v2/buyer/reporting/metrics?advertiserId={advertiser}&groupBy=media_buy"
+                ),
+                &key,
+            )
+            .await;
+        assert_eq!(r.status, 200, "{}", r.body);
+        if r.data().as_array().is_some_and(|rows| rows.len() == 2) {
+            report = r.body;
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    let rows = report["data"].as_array().expect("two buys report delivery");
+    for row in rows {
+        assert_eq!(row["campaignId"], campaign.as_str(), "{report}");
+        assert!(row["impressions"].as_u64().unwrap() >= 8_000, "{report}");
+        assert!(row["spend"].as_f64().unwrap() > 0.0, "{report}");
+        assert_eq!(row["units"][0]["pricingModel"], "cpm", "{report}");
+    }
+    // And the launch is in the demo user's notifications: the failed buy
+    // and the approved one, each once.
+    let notes = app.get("/api/v2/notifications?take=100", &key).await;
+    assert_eq!(notes.status, 200, "{}", notes.body);
+    let status_changes: Vec<&serde_json::Value> = notes
+        .data()
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|n| n["topic"] == "media_buy.status_changed")
+        .collect();
+    assert!(!status_changes.is_empty(), "{}", notes.body);
+    let mut subjects: Vec<String> = status_changes
+        .iter()
+        .map(|n| format!("{}", n["data"]))
+        .collect();
+    subjects.sort();
+    let n = subjects.len();
+    subjects.dedup();
+    assert_eq!(subjects.len(), n, "each change once: {}", notes.body);
 }
 
 /// A USD advertiser of the demo account.

@@ -28,6 +28,7 @@ mod fake_seller_buys;
 mod fax;
 mod fax_inbound;
 mod fax_pdf;
+mod insights;
 mod library;
 mod logs;
 mod mcp;

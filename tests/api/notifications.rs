@@ -52,7 +52,7 @@ async fn rows_of(app: &TestApp, user: i64, topic: &str) -> u64 {
 }
 
 /// Writes one notification of `topic` for `account`, as a domain does.
-async fn notify(app: &TestApp, account: &str, topic: &'static str, n: i64) -> Vec<i64> {
+pub(crate) async fn notify(app: &TestApp, account: &str, topic: &'static str, n: i64) -> Vec<i64> {
     let notices = notifications::notify(
         &app.db,
         New {

@@ -389,3 +389,47 @@ async fn a_report_restating_the_same_day_replaces_it_on_every_pull() {
         .unwrap();
     assert_eq!(rows.len(), 1, "{rows:?}");
 }
+
+/// Reports are cached per instance: one read through another instance
+/// still follows every pull and every time-zone change made through the
+/// first (the bus carries the invalidation).
+#[actix_web::test]
+#[ignore = "needs PostgreSQL (AGENTIC_TEST_DATABASE_URL)"]
+async fn a_report_read_through_another_instance_follows_each_pull_and_time_zone_change() {
+    assert!(
+        std::env::var("AGENTIC_TEST_DATABASE_URL").is_ok_and(|v| !v.is_empty()),
+        "needs PostgreSQL: run the PostgreSQL pass with -- --include-ignored"
+    );
+    let fast = |c: &mut agentic_api::Config| {
+        c.media_buy_poll_seconds = 1;
+        c.media_buy_delivery_seconds = 1;
+    };
+    let a = spawn_app_with(fast).await;
+    // B polls nothing itself: every pull is A's.
+    let b = spawn_on(&a.database_url, |c| {
+        c.media_buy_poll_seconds = 3_600;
+        c.media_buy_delivery_seconds = 3_600;
+    })
+    .await;
+    let t = a.tenant().await;
+    let (_s, l) = launch(&a, &t, &["ctv-1"]).await;
+    let q = format!("campaignId={}", l.campaign);
+    // The default fake adds 1,000 impressions to the day at each pull:
+    // B, reading all along (and so caching), sees them grow.
+    let first = until(&b, &t.key, &q, |d| d[0]["impressions"].as_u64().is_some()).await;
+    let seen = first[0]["impressions"].as_u64().unwrap();
+    until(&b, &t.key, &q, |d| {
+        d[0]["impressions"].as_u64().is_some_and(|n| n >= seen + 2_000)
+    })
+    .await;
+    // A time zone changed through A moves B's days.
+    let res = a
+        .put(
+            &format!("/api/v2/buyer/advertisers/{}", l.advertiser),
+            &t.key,
+            &json!({"preferredTimezone": "Pacific/Kiritimati"}),
+        )
+        .await;
+    assert_eq!(res.status, 200, "{}", res.body);
+    until(&b, &t.key, &q, |d| d[0]["date"] == "2026-12-02").await;
+}

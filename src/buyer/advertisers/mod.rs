@@ -1,5 +1,6 @@
 //! Advertisers: the root of the buyer API.
 
+pub mod events;
 pub mod model;
 pub mod openapi;
 pub mod operations;

@@ -437,6 +437,9 @@ pub async fn save_advertiser(
         .remove(&id)
         .unwrap_or_default();
     txn.commit().await?;
+    ctx.bus
+        .publish(super::events::changed(caller.account_id(), &id))
+        .await;
     Ok(out(row, links))
 }
 
