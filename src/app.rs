@@ -36,6 +36,7 @@ pub static OPERATIONS: Registry = Registry::new(&[
     crate::accounts::STOREFRONT_OPERATIONS,
     crate::reporting::OPERATIONS,
     crate::insights::OPERATIONS,
+    crate::creatives::OPERATIONS,
     buyer::targeting::operations::OPERATIONS,
     conversations::OPERATIONS,
     crate::assistant::OPERATIONS,

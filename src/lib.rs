@@ -13,6 +13,7 @@ pub mod cli;
 pub mod config;
 pub mod console;
 pub mod conversations;
+pub mod creatives;
 pub mod db;
 pub mod demo;
 pub mod discovery;

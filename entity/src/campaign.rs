@@ -28,6 +28,10 @@ pub struct Model {
     #[sea_orm(column_type = "Text")]
     pub constraints: String,
     pub catalog_id: Option<String>,
+    /// The campaign's utm parameters (JSON array), overriding the
+    /// advertiser's per key; `None` overrides nothing.
+    #[sea_orm(column_type = "Text", nullable)]
+    pub utm_config: Option<String>,
     pub created_at: DateTimeUtc,
     pub updated_at: DateTimeUtc,
 }

@@ -31,6 +31,10 @@ pub struct Model {
     pub status_changed_at: DateTimeUtc,
     pub adcp_media_buy_id: Option<String>,
     pub adcp_task_id: Option<String>,
+    /// The seller's package ids of the buy (JSON array), from its create
+    /// answer: what creative assignments name.
+    #[sea_orm(column_type = "Text", nullable)]
+    pub adcp_package_ids: Option<String>,
     pub adcp_revision: Option<i64>,
     pub idempotency_key: String,
     #[sea_orm(column_type = "Text", nullable)]

@@ -31,6 +31,7 @@ mod m20261210_090000_library;
 mod m20261211_090000_notifications;
 mod m20261211_100000_reporting;
 mod m20261212_100000_insights;
+mod m20261212_110000_creatives;
 
 /// A foreign key that deletes the row with its parent.
 pub(crate) fn cascade(
@@ -81,6 +82,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261211_090000_notifications::Migration),
             Box::new(m20261211_100000_reporting::Migration),
             Box::new(m20261212_100000_insights::Migration),
+            Box::new(m20261212_110000_creatives::Migration),
         ]
     }
 }

@@ -7,6 +7,7 @@ pub mod brands;
 pub mod campaigns;
 pub mod catalogs;
 pub mod targeting;
+pub mod utm;
 
 use crate::caller::CallerInfo;
 

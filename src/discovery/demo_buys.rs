@@ -2,7 +2,8 @@
 //! going from discovery to live buys offline. Each demo seller keeps its
 //! buys in memory (a restart forgets them, as a demo may) and answers the
 //! AdCP 3.1 tasks `create_media_buy`, `get_media_buys`, `update_media_buy`
-//! and `get_media_buy_delivery` as a real seller would, deterministically
+//! and `get_media_buy_delivery` as a real seller would (and
+//! `sync_creatives`, approving every creative at once), deterministically
 //! by product:
 //!
 //! - [`SUBMITTED`] products need the seller's approval: the create answers
@@ -71,6 +72,8 @@ struct State {
     by_key: HashMap<String, Result<String, Value>>,
     buys: HashMap<String, Buy>,
     updates: HashMap<String, Value>,
+    /// Synced creatives by creative id: the content last received.
+    creatives: HashMap<String, Value>,
 }
 
 impl DemoBuys {
@@ -99,6 +102,7 @@ impl DemoBuys {
             "get_media_buys" => Some(self.get(args)),
             "update_media_buy" => Some(self.update(args)),
             "get_media_buy_delivery" => Some(self.delivery(args)),
+            "sync_creatives" => Some(self.sync_creatives(args)),
             _ => None,
         }
     }
@@ -297,6 +301,61 @@ fn delivery(b: &Buy, today: chrono::NaiveDate) -> Value {
     })
 }
 
+impl DemoBuys {
+    /// AdCP `sync_creatives`: each creative `created`, `updated` (its
+    /// content changed) or `unchanged`, approved at once (a demo has no
+    /// review desk); an assignment to a package that is not one of this
+    /// seller's buys is an assignment error. Nothing else changes.
+    fn sync_creatives(&self, args: &Map<String, Value>) -> Value {
+        let Some(list) = args.get("creatives").and_then(Value::as_array) else {
+            return failed("INVALID_REQUEST", "creatives is required");
+        };
+        let dry_run = args.get("dry_run").and_then(Value::as_bool) == Some(true);
+        let assignments = args
+            .get("assignments")
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default();
+        let mut st = self.state.lock();
+        let packages: Vec<String> = st.buys.values().map(|b| format!("{}_p1", b.id)).collect();
+        let mut out = Vec::with_capacity(list.len());
+        for c in list {
+            let Some(id) = c.get("creative_id").and_then(Value::as_str) else {
+                continue;
+            };
+            let action = match st.creatives.get(id) {
+                None => "created",
+                Some(before) if before == c => "unchanged",
+                Some(_) => "updated",
+            };
+            if !dry_run {
+                st.creatives.insert(id.to_string(), c.clone());
+            }
+            let mut assigned = Vec::new();
+            let mut errors = Map::new();
+            for a in assignments.iter().filter(|a| a["creative_id"] == id) {
+                let package = a["package_id"].as_str().unwrap_or_default().to_string();
+                if packages.contains(&package) {
+                    assigned.push(package);
+                } else {
+                    errors.insert(package, json!("no such package at this seller"));
+                }
+            }
+            let mut r = json!({"creative_id": id, "action": action, "status": "approved",
+                               "assigned_to": assigned});
+            if !errors.is_empty() {
+                r["assignment_errors"] = Value::Object(errors);
+            }
+            out.push(r);
+        }
+        let mut answer = json!({"creatives": out});
+        if dry_run {
+            answer["dry_run"] = json!(true);
+        }
+        answer
+    }
+}
+
 fn package(b: &Buy) -> Value {
     json!({
         "package_id": format!("{}_p1", b.id),
@@ -337,6 +396,36 @@ mod tests {
 
     fn args(v: Value) -> Map<String, Value> {
         v.as_object().unwrap().clone()
+    }
+
+    #[test]
+    fn creatives_are_created_then_unchanged_or_updated_and_approved() {
+        let d = DemoBuys::new("md", 0.0, HashMap::new());
+        let made = d.create(&args(json!({"idempotency_key": "key-0000000000000001",
+            "packages": [{"product_id": "md_display_ros", "budget": 10.0}]})));
+        let package = format!("{}_p1", made["media_buy_id"].as_str().unwrap());
+        let sync = |name: &str, dry_run: bool| {
+            d.sync_creatives(&args(json!({
+                "creatives": [{"creative_id": "cr_1", "name": name, "assets": {}}],
+                "assignments": [{"creative_id": "cr_1", "package_id": package},
+                                {"creative_id": "cr_1", "package_id": "nope_p1"}],
+                "dry_run": dry_run,
+            })))
+        };
+        let first = sync("A", true);
+        assert_eq!(first["dry_run"], true);
+        assert_eq!(first["creatives"][0]["action"], "created");
+        let first = sync("A", false);
+        assert_eq!(
+            first["creatives"][0]["action"], "created",
+            "a dry run stores nothing"
+        );
+        assert_eq!(first["creatives"][0]["status"], "approved");
+        assert_eq!(first["creatives"][0]["assigned_to"], json!([package]));
+        assert!(first["creatives"][0]["assignment_errors"]["nope_p1"].is_string());
+        assert_eq!(sync("A", false)["creatives"][0]["action"], "unchanged");
+        assert_eq!(sync("B", false)["creatives"][0]["action"], "updated");
+        assert!(d.sync_creatives(&Map::new())["errors"].is_array());
     }
 
     #[test]

@@ -1787,7 +1787,7 @@ mod tests {
         );
         assert!(
             meridian
-                .call_task(&storefront, "sync_creatives", Map::new())
+                .call_task(&storefront, "activate_signal", Map::new())
                 .await
                 .is_err()
         );

@@ -315,6 +315,7 @@ async fn write_cart(
                     status_changed_at: Set(now),
                     adcp_media_buy_id: Set(None),
                     adcp_task_id: Set(None),
+                    adcp_package_ids: Set(None),
                     adcp_revision: Set(None),
                     idempotency_key: Set(model::idempotency_key(&id)),
                     adcp_request: Set(None),

@@ -423,7 +423,7 @@ pub async fn record(ctx: &Ctx, answers: Vec<(media_buy::Model, Outcome)>) -> Res
 /// The AdCP account: the advertiser's active linked account at this storefront,
 /// else the natural key (brand, operator = the brand, sandbox for a
 /// sandbox advertiser).
-async fn account_ref(
+pub async fn account_ref(
     db: &impl ConnectionTrait,
     a: &advertiser::Model,
     storefront_id: i64,

@@ -30,6 +30,9 @@ pub enum Outcome {
         adcp_id: String,
         status: String,
         revision: Option<i64>,
+        /// The seller's `packages[].package_id` (creative assignments name
+        /// them); empty when the answer lists none.
+        package_ids: Vec<String>,
     },
     /// The seller refused it in its answer (`errors[]`), or it could not
     /// be sent at all.
@@ -57,6 +60,14 @@ pub fn read_create(payload: &Value) -> Outcome {
             adcp_id: id.to_string(),
             status: lifecycle(payload).unwrap_or("pending_start").to_string(),
             revision: payload.get("revision").and_then(Value::as_i64),
+            package_ids: payload
+                .get("packages")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .filter_map(|p| p.get("package_id").and_then(Value::as_str))
+                .map(str::to_string)
+                .collect(),
         };
     }
     if matches!(
@@ -189,6 +200,7 @@ pub async fn apply(
             adcp_id,
             status,
             revision,
+            package_ids,
         } => {
             if settled_by_seller || before == DRAFT {
                 return Ok(None);
@@ -197,6 +209,9 @@ pub async fn apply(
             // revision are recorded wherever none is yet.
             if row.adcp_media_buy_id.is_none() {
                 m.adcp_media_buy_id = Set(Some(adcp_id.clone()));
+            }
+            if row.adcp_package_ids.is_none() && !package_ids.is_empty() {
+                m.adcp_package_ids = Set(Some(json!(package_ids).to_string()));
             }
             if [DISPATCHING, SUBMITTED, FAILED].contains(&before.as_str()) {
                 m.status = Set(status.clone());

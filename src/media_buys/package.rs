@@ -7,7 +7,7 @@ use serde_json::{Map, Value, json};
 use entity::{advertiser, campaign};
 
 use super::resolve::Resolved;
-use crate::buyer::advertisers::model::{FrequencyCap, UtmParam, default_utm_config};
+use crate::buyer::advertisers::model::FrequencyCap;
 use crate::buyer::campaigns::model::Budget;
 use crate::buyer::campaigns::service as campaigns;
 
@@ -47,20 +47,16 @@ pub fn package(
         "context".into(),
         json!({"package_id": package_id, "media_buy_id": media_buy_id}),
     );
-    let mut utm: Vec<UtmParam> = crate::buyer::from_json(&advertiser.utm_config);
-    if utm.is_empty() {
-        utm = default_utm_config();
-    }
-    let utm: Map<String, Value> = utm
+    let utm = crate::buyer::utm::effective(&advertiser.utm_config, campaign.utm_config.as_deref());
+    let ids = crate::buyer::utm::Ids {
+        campaign_id: Some(&campaign.id),
+        media_buy_id: Some(media_buy_id),
+        package_id: Some(&package_id),
+        creative_id: None,
+    };
+    let utm: Map<String, Value> = crate::buyer::utm::resolve(&utm, ids)
         .into_iter()
-        .map(|u| {
-            let v = u
-                .param_value
-                .replace("{MEDIA_BUY_ID}", media_buy_id)
-                .replace("{PACKAGE_ID}", &package_id)
-                .replace("{CAMPAIGN_ID}", &campaign.id);
-            (u.param_key, Value::String(v))
-        })
+        .map(|(k, v)| (k, Value::String(v)))
         .collect();
     let mut platform = Map::new();
     platform.insert("utm_parameters".into(), Value::Object(utm));

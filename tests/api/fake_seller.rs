@@ -2,12 +2,14 @@
 //! Streamable HTTP (the wire format of the reference SDKs) with the AdCP
 //! `get_products` tool, the media-buy tools (`create_media_buy`,
 //! `get_media_buys`, `update_media_buy`, in [`buys`]) and the account tools
-//! (`list_accounts`, `sync_accounts`, in [`accounts`]). Each behaviour a test
+//! (`list_accounts`, `sync_accounts`, in [`accounts`]) and
+//! `sync_creatives` (in [`creatives`]). Each behaviour a test
 //! needs is a switch on [`Behaviour`]; every request is recorded.
 #![allow(dead_code)]
 
 mod accounts;
 mod buys;
+mod creatives;
 
 // `Buy` and `Callback` are for tests that name them; not every build does.
 #[allow(unused_imports)]
@@ -69,6 +71,10 @@ pub struct Behaviour {
     pub accounts: Value,
     /// The seller status `sync_accounts` gives each account.
     pub sync_status: &'static str,
+    /// The review status `sync_creatives` gives each creative.
+    pub creative_status: &'static str,
+    /// `sync_creatives` answers `{errors: [this]}` (isError) instead.
+    pub creative_error: Option<Value>,
 }
 
 impl Default for Behaviour {
@@ -91,6 +97,8 @@ impl Default for Behaviour {
             proposals: json!([]),
             accounts: json!([]),
             sync_status: "active",
+            creative_status: "pending_review",
+            creative_error: None,
         }
     }
 }
@@ -184,6 +192,10 @@ struct State {
     buys: Mutex<buys::Ledger>,
     /// Account ids `sync_accounts` created.
     synced: Mutex<HashSet<String>>,
+    /// `sync_creatives`: each call's arguments, and each creative as last
+    /// received.
+    creative_syncs: Mutex<Vec<Value>>,
+    creatives: Mutex<HashMap<String, Value>>,
 }
 
 pub struct FakeSeller {
@@ -339,6 +351,10 @@ async fn mcp(state: web::Data<State>, req: HttpRequest, body: web::Bytes) -> Htt
                 "list_accounts" => wrap(&b, json!({"accounts": b.accounts}), false),
                 "sync_accounts" => wrap(&b, accounts::sync(&state, &b, args), false),
                 "get_media_buy_delivery" => wrap(&b, buys::delivery(&state, args), false),
+                "sync_creatives" => {
+                    let (payload, is_error) = creatives::sync(&state, &b, args);
+                    wrap(&b, payload, is_error)
+                }
                 "update_media_buy" => {
                     let (payload, is_error) = buys::update(&state, &b, args);
                     wrap(&b, payload, is_error)

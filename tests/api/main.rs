@@ -21,6 +21,7 @@ mod console;
 mod console_browser;
 mod conventions;
 mod conversations;
+mod creatives;
 mod demo;
 mod discovery;
 mod fake_seller_buys;

@@ -154,6 +154,10 @@ async fn a_read_only_key_is_refused_every_write_and_writes_nothing() {
         ("intakeId", "int_none".to_string()),
         ("materialId", "material_none".to_string()),
         ("requestId", "request_none".to_string()),
+        (
+            "creativeId",
+            format!("cr_{}", uuid::Uuid::new_v4().simple()),
+        ),
         ("rfpId", "rfp_none".to_string()),
     ];
     let routes = write_routes(&doc, &ids);

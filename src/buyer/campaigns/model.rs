@@ -130,6 +130,13 @@ pub struct CampaignIn {
     #[serde(default, deserialize_with = "crate::buyer::nullable")]
     #[schema(value_type = Option<String>)]
     pub catalog_id: Option<Option<String>>,
+    /// The campaign's utm parameters (at most 20, each key once), the same
+    /// items as the advertiser's `utmConfig`: each overrides the
+    /// advertiser's parameter of that key on this campaign's click URLs
+    /// and packages; keys it does not name keep the advertiser's. Update
+    /// replaces all; `[]` clears (the advertiser's apply unchanged).
+    #[schema(max_items = 20)]
+    pub utm_config: Option<Vec<crate::buyer::advertisers::model::UtmParam>>,
     /// Not accepted: dates live in `flightDates` (named so the error can say so).
     #[schema(ignore)]
     pub start_date: Option<Value>,
@@ -193,6 +200,8 @@ pub struct CampaignOut {
     #[schema(value_type = Object)]
     pub effective_targeting: Value,
     pub catalog_id: Option<String>,
+    /// The campaign's utm overrides (`[]`: none; the advertiser's apply).
+    pub utm_config: Vec<crate::buyer::advertisers::model::UtmParam>,
     /// With `fields=geo_metro_names`: the names of `geo_metros` codes.
     /// Named as the spec names them (snake_case, like the constraints).
     #[serde(rename = "geo_metro_names", skip_serializing_if = "Option::is_none")]

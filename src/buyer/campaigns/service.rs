@@ -62,6 +62,7 @@ pub fn out(row: campaign::Model, names: bool) -> CampaignOut {
         constraints,
         effective_targeting: effective,
         catalog_id: row.catalog_id,
+        utm_config: row.utm_config.as_deref().map(from_json).unwrap_or_default(),
         geo_metro_names: metro_names,
         geo_metro_names_exclude: metro_names_exclude,
         created_at: row.created_at,
@@ -196,6 +197,7 @@ struct Parsed {
     performance_config: Option<Option<Value>>,
     constraints: Option<Value>,
     catalog_id: Option<Option<String>>,
+    utm_config: Option<Vec<crate::buyer::advertisers::model::UtmParam>>,
     sent_currency: Option<String>,
 }
 
@@ -224,6 +226,10 @@ fn parse(body: &mut CampaignIn, issues: &mut Issues) -> Parsed {
             .take()
             .map(|c| targeting::constraints(&c, issues)),
         catalog_id: body.catalog_id.take(),
+        utm_config: body
+            .utm_config
+            .take()
+            .map(|u| crate::buyer::advertisers::model::utm_config(u, issues)),
         sent_currency,
     }
 }
@@ -383,6 +389,11 @@ async fn insert(
         performance_config: Set(p.performance_config.take().flatten().map(|v| to_json(&v))),
         constraints: Set(to_json(&p.constraints.take().unwrap_or_else(|| json!({})))),
         catalog_id: Set(p.catalog_id.take().flatten()),
+        utm_config: Set(p
+            .utm_config
+            .take()
+            .filter(|u| !u.is_empty())
+            .map(|u| to_json(&u))),
         created_at: Set(now),
         updated_at: Set(now),
     }
@@ -629,6 +640,9 @@ async fn apply_change(
     }
     if let Some(v) = p.catalog_id.take() {
         row.catalog_id = Set(v);
+    }
+    if let Some(v) = p.utm_config.take() {
+        row.utm_config = Set((!v.is_empty()).then(|| to_json(&v)));
     }
     row.updated_at = Set(Utc::now());
     let row = row.update(txn).await?;

@@ -101,7 +101,7 @@ pub struct Callback {
 /// The fake's media-buy state.
 #[derive(Default)]
 pub(super) struct Ledger {
-    buys: Vec<Buy>,
+    pub(super) buys: Vec<Buy>,
     /// Seller ids issued so far (`sb_<n>`).
     created: usize,
     tasks: usize,
