@@ -19,15 +19,14 @@ pub struct Ids<'a> {
     pub creative_id: Option<&'a str>,
 }
 
-/// The parameters that apply: the advertiser's (stored JSON; none stored
-/// gives the spec's defaults, as packages always had), each replaced by
-/// the campaign's parameter of the same key, then the campaign's other
-/// keys, in their order.
+/// The parameters that apply: the advertiser's (stored JSON: an advertiser
+/// created without `utmConfig` stored the spec's defaults, and `[]` is one
+/// that cleared them, so it has none; a value that cannot be read gives the
+/// defaults), each replaced by the campaign's parameter of the same key,
+/// then the campaign's other keys, in their order.
 pub fn effective(advertiser: &str, campaign: Option<&str>) -> Vec<UtmParam> {
-    let mut params: Vec<UtmParam> = from_json(advertiser);
-    if params.is_empty() {
-        params = default_utm_config();
-    }
+    let mut params: Vec<UtmParam> =
+        serde_json::from_str(advertiser).unwrap_or_else(|_| default_utm_config());
     let overrides: Vec<UtmParam> = campaign.map(from_json).unwrap_or_default();
     for o in overrides {
         match params.iter_mut().find(|p| p.param_key == o.param_key) {
@@ -115,8 +114,8 @@ mod tests {
     };
 
     #[test]
-    fn no_config_gives_the_defaults_with_every_macro_resolved() {
-        let pairs = resolve(&effective("[]", None), IDS);
+    fn the_defaults_resolve_every_macro_and_a_cleared_config_has_none() {
+        let pairs = resolve(&effective(&json(&default_utm_config()), None), IDS);
         assert_eq!(
             pairs,
             [
@@ -129,6 +128,14 @@ mod tests {
             ]
             .map(|(k, v)| (k.to_string(), v.to_string()))
         );
+        // `[]` clears (the spec): none, unless the campaign names some.
+        assert!(effective("[]", None).is_empty());
+        let cmp = json(&[p("ref", "{CREATIVE_ID}")]);
+        assert_eq!(
+            resolve(&effective("[]", Some(&cmp)), IDS),
+            [("ref".to_string(), "cr_3".to_string())]
+        );
+        assert_eq!(effective("", None), default_utm_config());
     }
 
     #[test]
