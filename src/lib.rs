@@ -36,6 +36,7 @@ pub mod rt;
 pub mod sse;
 pub mod telemetry;
 pub mod types;
+pub mod webhook_events;
 pub mod webhooks;
 pub mod widgets;
 

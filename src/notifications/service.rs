@@ -22,6 +22,7 @@ use crate::bus::{BusEvent, EventBus};
 use crate::caller::CallerInfo;
 use crate::error::ApiError;
 use crate::ops::{Page, Paged};
+use crate::outbox::Kicks;
 
 /// The bus topics of this module.
 pub const PREFIX: &str = "notification.";
@@ -40,17 +41,25 @@ pub struct New {
     pub data: Value,
 }
 
-/// Notifications written by a transaction, to announce once it committed.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Notices(Vec<(String, i64, i64)>);
+/// The webhook event of a notification sent by webhook (the recipients
+/// who chose that channel for its topic): one per notification, whatever
+/// the number of such recipients.
+pub const WEBHOOK_EVENT: &str = "notification.created";
+
+/// Notifications written by a transaction, to announce once it committed:
+/// `(account, user, seq)` per console recipient, and the webhook lanes
+/// with new deliveries.
+#[derive(Debug, Clone, Default)]
+pub struct Notices(Vec<(String, i64, i64)>, Kicks);
 
 impl Notices {
     pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
+        self.0.is_empty() && self.1.is_empty()
     }
 
     pub fn merge(&mut self, other: Notices) {
         self.0.extend(other.0);
+        self.1.merge(other.1);
     }
 
     /// One `notification.created` per recipient (its newest number).
@@ -74,6 +83,7 @@ impl Notices {
         for event in self.events() {
             bus.publish(event).await;
         }
+        crate::outbox::announce(bus, &self.1);
     }
 
     /// [`Notices::publish`] from code that cannot wait.
@@ -176,7 +186,7 @@ pub async fn notify(
         .await?
         .into_iter()
         .collect();
-    let recipients: Vec<(i64, bool, Option<String>)> = users
+    let recipients: Vec<(i64, bool, bool, Option<String>)> = users
         .into_iter()
         .filter_map(|(u, login)| {
             let console = on(u, topics::CONSOLE);
@@ -192,7 +202,7 @@ pub async fn notify(
                     .flatten()
                     .unwrap_or_else(|| login.clone())
             });
-            Some((u, console, email_to))
+            Some((u, console, webhook, email_to))
         })
         .collect();
     if recipients.is_empty() {
@@ -202,16 +212,21 @@ pub async fn notify(
     let last = take_seqs(conn, &n.account_id, count).await?;
     let data = n.data.to_string();
     let mut notices = Notices::default();
+    let mut by_webhook: Vec<Value> = Vec::new();
     let rows: Vec<ntf::ActiveModel> = recipients
         .into_iter()
         .enumerate()
-        .map(|(i, (u, console, email_to))| {
+        .map(|(i, (u, console, webhook, email_to))| {
             let seq = last - count + 1 + i as i64;
+            let id = new_id();
             if console {
                 notices.0.push((n.account_id.clone(), u, seq));
             }
+            if webhook {
+                by_webhook.push(json!({"notificationId": id, "userId": u}));
+            }
             ntf::ActiveModel {
-                id: Set(new_id()),
+                id: Set(id),
                 account_id: Set(n.account_id.clone()),
                 user_id: Set(u),
                 seq: Set(seq),
@@ -230,6 +245,17 @@ pub async fn notify(
     ntf::Entity::insert_many(rows)
         .exec_without_returning(conn)
         .await?;
+    if !by_webhook.is_empty() {
+        let Value::Object(body) = json!({
+            "topic": n.topic, "title": n.title, "body": n.body, "data": n.data,
+            "recipients": by_webhook,
+        }) else {
+            return Err(DbErr::Custom("notification webhook body".into()));
+        };
+        notices.1 =
+            crate::webhook_events::emit_to_account(conn, &n.account_id, WEBHOOK_EVENT, body, now)
+                .await?;
+    }
     Ok(notices)
 }
 

@@ -3,16 +3,19 @@
 //! validated registration ([`model`]), storage within the caller's account
 //! ([`service`]), the secret at rest ([`secret`]) and the key it is sealed
 //! with ([`at_rest`]), and the operations ([`operations`]); events recorded
-//! in the transaction of what they report ([`events`]) and delivered
+//! in the transaction of what they report ([`events`], the module
+//! `webhook_events`) and delivered
 //! through the outbox, one lane per subscription ([`delivery`]).
 
 pub mod at_rest;
 pub mod delivery;
-pub mod events;
 pub mod model;
 pub mod operations;
 pub mod secret;
 pub mod service;
+
+/// Recording events (below this module: notifications record them too).
+pub use crate::webhook_events as events;
 
 use crate::ops::{OperationDef, def};
 

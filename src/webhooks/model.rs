@@ -12,7 +12,11 @@ use crate::error::ApiError;
 use crate::types::{OutboundUrl, UrlPolicy};
 
 /// The webhook event catalog.
-pub const EVENT_TYPES: &[&str] = &["discovery.revision", "media_buy.status"];
+pub const EVENT_TYPES: &[&str] = &[
+    "discovery.revision",
+    "media_buy.status",
+    "notification.created",
+];
 
 /// Secret length in characters (the spec's limits).
 pub const SECRET_MIN: usize = 16;
@@ -21,7 +25,7 @@ pub const SECRET_MAX: usize = 256;
 /// Consecutive failed deliveries that make a subscription `failed`.
 pub const MAX_CONSECUTIVE_FAILURES: i32 = 10;
 
-pub const STATUS_ACTIVE: &str = "active";
+pub use crate::webhook_events::STATUS_ACTIVE;
 pub const STATUS_FAILED: &str = "failed";
 
 /// `POST /buyer/webhook-subscriptions`.
@@ -49,6 +53,8 @@ pub enum EventType {
     DiscoveryRevision,
     #[schema(rename = "media_buy.status")]
     MediaBuyStatus,
+    #[schema(rename = "notification.created")]
+    NotificationCreated,
 }
 
 impl std::fmt::Debug for SubscriptionCreate {

@@ -23,7 +23,7 @@ pub struct CreateWebhookSubscription;
 
 impl Operation for CreateWebhookSubscription {
     const NAME: &'static str = "create_webhook_subscription";
-    const DESCRIPTION: &'static str = "Register an HTTPS endpoint for webhook events (discovery.revision, media_buy.status); deliveries are signed with the secret (X-Webhook-Signature, hex HMAC-SHA256 of the raw body), which is never returned.";
+    const DESCRIPTION: &'static str = "Register an HTTPS endpoint for webhook events (discovery.revision, media_buy.status, notification.created); deliveries are signed with the secret (X-Webhook-Signature, hex HMAC-SHA256 of the raw body), which is never returned.";
     const ACCESS: Access = Access::Write;
     const VERB: Verb = Verb::Post;
     const PATH: &'static str = "/buyer/webhook-subscriptions";

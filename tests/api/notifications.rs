@@ -927,3 +927,78 @@ async fn a_status_change_seen_by_two_instances_pollers_is_notified_once() {
         ["active", "active", "pending_start", "pending_start"]
     );
 }
+
+/// A topic some recipients chose by webhook: one `notification.created`
+/// event, naming them, to each of the account's subscriptions taking that
+/// type, and none to other subscriptions or for other topics.
+#[actix_web::test]
+async fn a_topic_chosen_by_webhook_goes_once_to_the_subscriptions_taking_notification_created() {
+    let app = spawn_app().await;
+    let t = app.tenant().await;
+    let bob = app.user_in(&t.account_id, "member", &[]).await;
+    let carol = app.user_in(&t.account_id, "member", &[]).await;
+    let rx = crate::receiver::Receiver::start().await;
+    for (path, types) in [
+        ("/notifications", json!(["notification.created"])),
+        ("/buys", json!(["media_buy.status"])),
+    ] {
+        let res = app
+            .post(
+                "/api/v2/buyer/webhook-subscriptions",
+                &t.key,
+                &json!({"url": rx.url(path), "secret": "whsec-test-0123456789abcdef", "eventTypes": types}),
+            )
+            .await;
+        assert_eq!(res.status, 201, "{}", res.body);
+    }
+    for who in [&t, &bob] {
+        let res = app
+            .patch(
+                PREFS,
+                &who.key,
+                &json!({"topics": [{"topic": topics::CATALOG_SYNC_FAILED, "webhook": true}]}),
+            )
+            .await;
+        assert_eq!(res.status, 200, "{}", res.body);
+    }
+    notify(&app, &t.account_id, topics::CATALOG_SYNC_FAILED, 1).await;
+    notify(&app, &t.account_id, topics::DISCOVERY_COMPLETED, 2).await;
+    app.state
+        .get::<agentic_api::outbox::Outbox>()
+        .unwrap()
+        .drain("webhook", Duration::from_secs(30))
+        .await
+        .unwrap();
+    let hits = rx.wait_for(1).await;
+    assert_eq!(
+        hits.len(),
+        1,
+        "one event, one subscription: {:?}",
+        hits.iter().map(|h| &h.path).collect::<Vec<_>>()
+    );
+    let hit = &hits[0];
+    assert_eq!(hit.path, "/notifications");
+    assert_eq!(hit.event_type.as_deref(), Some("notification.created"));
+    assert!(hit.signature.is_some());
+    let body = hit.json();
+    assert_eq!(body["event"], "notification.created", "{body}");
+    assert_eq!(body["topic"], topics::CATALOG_SYNC_FAILED);
+    assert_eq!(body["title"], "Title 1");
+    assert_eq!(body["data"], json!({"n": 1}));
+    let mut users: Vec<i64> = body["recipients"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["userId"].as_i64().unwrap())
+        .collect();
+    users.sort();
+    assert_eq!(users, vec![t.user_id, bob.user_id], "{body}");
+    // Each recipient's row is the one named (the console still has it).
+    for r in body["recipients"].as_array().unwrap() {
+        assert!(r["notificationId"].as_str().unwrap().starts_with("ntf_"));
+    }
+    assert_eq!(
+        rows_of(&app, carol.user_id, topics::CATALOG_SYNC_FAILED).await,
+        1
+    );
+}

@@ -2,7 +2,12 @@
 //! they report: [`capture_audience`] when a source of events begins (a
 //! discovery session), [`emit`] each time it has something to say. Only
 //! the subscriptions captured at the beginning receive its events, and only
-//! while they are active.
+//! while they are active. A one-off event (a notification) goes with
+//! [`emit_to_account`] to the account's active subscriptions of its type.
+//!
+//! A module of its own, below `webhooks` (subscriptions and delivery) and
+//! `notifications`: the delivery reports its failures as notifications,
+//! and notifications go out as webhook events.
 
 use chrono::{DateTime, SecondsFormat, Utc};
 use sea_orm::{
@@ -13,11 +18,13 @@ use serde_json::Value;
 
 use entity::{webhook_audience as audience, webhook_event as event, webhook_subscription as sub};
 
-use super::model::STATUS_ACTIVE;
 use crate::outbox::{Kicks, NewJob, store};
 
 /// The outbox queue of webhook deliveries; a lane is a subscription.
 pub const QUEUE: &str = "webhook";
+
+/// A subscription that receives events (`webhooks::model` re-exports it).
+pub const STATUS_ACTIVE: &str = "active";
 
 /// What a delivery job carries: the event to send and the delivery's id.
 #[derive(Debug, serde::Serialize, serde::Deserialize)]
@@ -75,7 +82,7 @@ pub async fn emit(
     account_id: &str,
     scope: &str,
     event_type: &str,
-    mut body: serde_json::Map<String, Value>,
+    body: serde_json::Map<String, Value>,
     at: DateTime<Utc>,
 ) -> Result<Kicks, DbErr> {
     let subs: Vec<(String, String)> = audience::Entity::find()
@@ -88,6 +95,40 @@ pub async fn emit(
         .into_tuple()
         .all(conn)
         .await?;
+    enqueue(conn, account_id, subs, event_type, body, at).await
+}
+
+/// Queues `body` (as [`emit`] does) for every active subscription of the
+/// account that takes `event_type` now; nothing when none does.
+pub async fn emit_to_account(
+    conn: &impl ConnectionTrait,
+    account_id: &str,
+    event_type: &str,
+    body: serde_json::Map<String, Value>,
+    at: DateTime<Utc>,
+) -> Result<Kicks, DbErr> {
+    let subs: Vec<(String, String)> = sub::Entity::find()
+        .select_only()
+        .column(sub::Column::Id)
+        .column(sub::Column::EventTypes)
+        .filter(sub::Column::AccountId.eq(account_id))
+        .filter(sub::Column::Status.eq(STATUS_ACTIVE))
+        .into_tuple()
+        .all(conn)
+        .await?;
+    enqueue(conn, account_id, subs, event_type, body, at).await
+}
+
+/// One event row and a delivery job per subscription (of `subs`, with
+/// their stored types) that takes `event_type`.
+async fn enqueue(
+    conn: &impl ConnectionTrait,
+    account_id: &str,
+    subs: Vec<(String, String)>,
+    event_type: &str,
+    mut body: serde_json::Map<String, Value>,
+    at: DateTime<Utc>,
+) -> Result<Kicks, DbErr> {
     let lanes: Vec<String> = subs
         .into_iter()
         .filter(|(_, types)| takes(types, event_type))
