@@ -22,6 +22,7 @@ mod console_browser;
 mod conventions;
 mod conversations;
 mod creatives;
+mod database;
 mod demo;
 mod discovery;
 mod fake_seller_buys;
