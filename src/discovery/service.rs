@@ -382,7 +382,7 @@ fn webhook_scope(id: &str) -> String {
 /// transaction (the transactional outbox): they exist exactly when the
 /// revision does.
 async fn finish_revision(
-    txn: &impl ConnectionTrait,
+    txn: &sea_orm::DatabaseTransaction,
     account_id: &str,
     id: &str,
     revision: i64,

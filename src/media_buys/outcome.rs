@@ -326,7 +326,7 @@ pub async fn queue_webhooks(
 /// (`media_buy.status_changed`), in the caller's transaction, last: a
 /// change is applied once (the fenced update), so it is notified once.
 pub async fn notify_changed(
-    conn: &impl ConnectionTrait,
+    conn: &sea_orm::DatabaseTransaction,
     changed: &[media_buy::Model],
     now: DateTime<Utc>,
 ) -> Result<crate::notifications::Notices, sea_orm::DbErr> {

@@ -129,9 +129,13 @@ async fn take_seqs(conn: &impl ConnectionTrait, account_id: &str, n: i64) -> Res
 
 /// Writes `n` for every recipient of its topic (its audience, each user's
 /// channels): in the caller's transaction, so it exists exactly when the
-/// change it reports does. A user with every channel off gets no row.
+/// change it reports does. A user with every channel off gets no row. A
+/// transaction, not any connection: outside one, the sequence row's lock
+/// would end with its own statement, two writers could commit their numbers
+/// out of order, and a stream that had read the later one would skip the
+/// earlier.
 pub async fn notify(
-    conn: &impl ConnectionTrait,
+    conn: &sea_orm::DatabaseTransaction,
     n: New,
     now: DateTime<Utc>,
 ) -> Result<Notices, DbErr> {

@@ -8,7 +8,7 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use sea_orm::{ColumnTrait, EntityTrait, PaginatorTrait, QueryFilter};
+use sea_orm::{ColumnTrait, EntityTrait, PaginatorTrait, QueryFilter, TransactionTrait};
 use serde_json::{Value, json};
 
 use agentic_api::notifications::{self, New, topics};
@@ -53,8 +53,10 @@ async fn rows_of(app: &TestApp, user: i64, topic: &str) -> u64 {
 
 /// Writes one notification of `topic` for `account`, as a domain does.
 pub(crate) async fn notify(app: &TestApp, account: &str, topic: &'static str, n: i64) -> Vec<i64> {
+    // In a transaction, as every caller must: its sequence lock orders the commits.
+    let txn = app.db.begin().await.unwrap();
     let notices = notifications::notify(
-        &app.db,
+        &txn,
         New {
             account_id: account.to_string(),
             topic,
@@ -66,6 +68,7 @@ pub(crate) async fn notify(app: &TestApp, account: &str, topic: &'static str, n:
     )
     .await
     .unwrap();
+    txn.commit().await.unwrap();
     notices.publish(&app.state.bus).await;
     notices
         .events()

@@ -287,7 +287,7 @@ pub async fn sync_catalogs(
 /// `catalog.sync_failed` for each failed sync, in the caller's
 /// transaction, after its catalog locks.
 async fn notify_failed(
-    txn: &impl ConnectionTrait,
+    txn: &sea_orm::DatabaseTransaction,
     caller: &CallerInfo,
     advertiser_id: &str,
     results: &[SyncResult],
