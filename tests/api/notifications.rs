@@ -8,7 +8,7 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use sea_orm::{ColumnTrait, EntityTrait, PaginatorTrait, QueryFilter, TransactionTrait};
+use sea_orm::{ColumnTrait, EntityTrait, PaginatorTrait, QueryFilter};
 use serde_json::{Value, json};
 
 use agentic_api::notifications::{self, New, topics};
@@ -53,8 +53,9 @@ async fn rows_of(app: &TestApp, user: i64, topic: &str) -> u64 {
 
 /// Writes one notification of `topic` for `account`, as a domain does.
 pub(crate) async fn notify(app: &TestApp, account: &str, topic: &'static str, n: i64) -> Vec<i64> {
-    // In a transaction, as every caller must: its sequence lock orders the commits.
-    let txn = app.db.begin().await.unwrap();
+    // In a write transaction, as the server's callers do: its sequence lock
+    // orders the commits (and SQLite takes the write lock at BEGIN).
+    let txn = agentic_api::db::begin_write(&app.db).await.unwrap();
     let notices = notifications::notify(
         &txn,
         New {
