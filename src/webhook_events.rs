@@ -43,15 +43,7 @@ pub async fn capture_audience(
     event_type: &str,
     scope: &str,
 ) -> Result<(), DbErr> {
-    let subs: Vec<(String, String)> = sub::Entity::find()
-        .select_only()
-        .column(sub::Column::Id)
-        .column(sub::Column::EventTypes)
-        .filter(sub::Column::AccountId.eq(account_id))
-        .filter(sub::Column::Status.eq(STATUS_ACTIVE))
-        .into_tuple()
-        .all(conn)
-        .await?;
+    let subs = active_subscriptions(conn, account_id).await?;
     let rows: Vec<audience::ActiveModel> = subs
         .into_iter()
         .filter(|(_, types)| takes(types, event_type))
@@ -66,6 +58,22 @@ pub async fn capture_audience(
             .await?;
     }
     Ok(())
+}
+
+/// The account's active subscriptions: id and stored event types.
+async fn active_subscriptions(
+    conn: &impl ConnectionTrait,
+    account_id: &str,
+) -> Result<Vec<(String, String)>, DbErr> {
+    sub::Entity::find()
+        .select_only()
+        .column(sub::Column::Id)
+        .column(sub::Column::EventTypes)
+        .filter(sub::Column::AccountId.eq(account_id))
+        .filter(sub::Column::Status.eq(STATUS_ACTIVE))
+        .into_tuple()
+        .all(conn)
+        .await
 }
 
 fn takes(stored_types: &str, event_type: &str) -> bool {
@@ -107,15 +115,7 @@ pub async fn emit_to_account(
     body: serde_json::Map<String, Value>,
     at: DateTime<Utc>,
 ) -> Result<Kicks, DbErr> {
-    let subs: Vec<(String, String)> = sub::Entity::find()
-        .select_only()
-        .column(sub::Column::Id)
-        .column(sub::Column::EventTypes)
-        .filter(sub::Column::AccountId.eq(account_id))
-        .filter(sub::Column::Status.eq(STATUS_ACTIVE))
-        .into_tuple()
-        .all(conn)
-        .await?;
+    let subs = active_subscriptions(conn, account_id).await?;
     enqueue(conn, account_id, subs, event_type, body, at).await
 }
 
