@@ -103,8 +103,9 @@ pub fn new_id() -> String {
 /// Takes `n` numbers from the account's sequence; returns the last. The
 /// sequence row stays locked until the caller commits, so an account's
 /// notifications commit in the order of their numbers (a stream never
-/// skips one that commits late). Called last in a transaction, after its
-/// other locks, so it adds no lock-order cycle.
+/// skips one that commits late). Called after the transaction's other
+/// locks (what `notify` writes after it only inserts new rows), so it adds
+/// no lock-order cycle.
 async fn take_seqs(conn: &impl ConnectionTrait, account_id: &str, n: i64) -> Result<i64, DbErr> {
     let stmt = Query::insert()
         .into_table(seqs::Entity)
