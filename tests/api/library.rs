@@ -1459,9 +1459,13 @@ async fn a_100_mb_upload_streams_to_disk_with_flat_server_memory() {
         after,
         after.saturating_sub(before)
     );
-    // Flat: the body is never held (100 MB would show as +102,400 KiB).
+    // Flat: the body is never held (that would show as +102,400 KiB). What
+    // streaming does show is the allocator's growth from the file's buffers
+    // and the blocking thread that writes them: +6 to +8 MiB alone, up to
+    // +14 MiB with four such uploads on two cores, more on a loaded CI
+    // machine. A third of the body tells the two apart.
     assert!(
-        after.saturating_sub(before) < 16 * 1024,
+        after.saturating_sub(before) < 32 * 1024,
         "peak RSS grew from {before} KiB to {after} KiB"
     );
 }
