@@ -21,6 +21,7 @@ pub mod error;
 pub mod health;
 pub mod http;
 pub mod insights;
+pub mod launch;
 pub mod library;
 pub mod mcp;
 pub mod media_buys;
